@@ -1,0 +1,109 @@
+//! int8 matrix products for reseam.
+//!
+//! One contract, many bodies: [`scalar`] is the specification, written as obvious Rust; every
+//! instruction-set file implements the same functions with the same arguments and must equal it
+//! bit for bit. [`dispatch`] is the only place that looks at the CPU. [`pack`] owns the one weight
+//! layout that every kernel reads.
+//!
+//! A product computes, for activations `A` (`rows × k`, quantized to unsigned bytes, see
+//! [`scalar::quantize`]) and weights `B` (`k × n`, signed bytes, packed as [`PackedB`]):
+//!
+//! ```text
+//! acc[i][j] = Σ_k A[i][k] · B[k][j]               (in one of two arithmetics, see Arithmetic)
+//! x         = (float)(acc[i][j] − zero_fix[j]) · scale(i, j) + bias[j]
+//! x         = max(x, 0)                             (if relu)
+//! out[i][j] = x, or quantize(x, next_scale)         (see Output)
+//! ```
+//!
+//! The float steps are separate multiplies and adds (never fused), in that order, because that is
+//! what Marian's `UnquantizeAndAddBiasAndWrite` callback does and results must match it exactly.
+
+pub mod dispatch;
+pub mod pack;
+pub mod scalar;
+
+pub use dispatch::{Isa, Kernels};
+pub use pack::PackedB;
+
+/// How the integer products are accumulated. Both exist in the wild and give different results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Arithmetic {
+    /// Each pair of adjacent products `A[2i]·B[2i] + A[2i+1]·B[2i+1]` saturates to int16 before it
+    /// is added up in int32: `maddubs`, as intgemm and Firefox compute on SSSE3/AVX2/AVX-512BW.
+    Saturating,
+    /// Exact int32 sums: VNNI, AVX-VNNI, AMX and ARM64 dot products.
+    Exact,
+}
+
+impl Arithmetic {
+    pub fn name(self) -> &'static str {
+        match self {
+            Arithmetic::Saturating => "saturating",
+            Arithmetic::Exact => "exact",
+        }
+    }
+}
+
+/// Quantized activations: `rows` rows of unsigned bytes (`int8 + 127`), each `stride` bytes apart.
+/// Only the first `b.k_padded()` bytes of each row are read; bytes past `k` meet zero weights, so
+/// their value does not matter, but they must be initialised (allocate with zeros).
+#[derive(Clone, Copy, Debug)]
+pub struct QuantizedA<'a> {
+    pub data: &'a [u8],
+    pub rows: usize,
+    pub stride: usize,
+}
+
+/// The multiplier that turns an integer accumulator back into a float.
+#[derive(Clone, Copy, Debug)]
+pub enum Scale<'a> {
+    /// One multiplier for the whole product (Marian: `1.0f / (qA · qB)`).
+    Uniform(f32),
+    /// One multiplier per output column (several Marian weights fused into one product).
+    Columns(&'a [f32]),
+    /// `rows[i] · cols[j]`, computed in that order (LLMs: a per-token activation scale times a
+    /// per-output-row weight scale).
+    RowsColumns { rows: &'a [f32], cols: &'a [f32] },
+}
+
+/// What happens to the accumulators after the product.
+#[derive(Clone, Copy, Debug)]
+pub struct Epilogue<'a> {
+    /// Subtracted from the int32 accumulator per column before conversion to float. LLMs pass
+    /// `127 · colsum` to cancel the +127 shift exactly; Marian passes `None` and cancels it in
+    /// float through the bias (its "prepared bias").
+    pub zero_fix: Option<&'a [i32]>,
+    pub scale: Scale<'a>,
+    /// Added after the multiply, per column.
+    pub bias: Option<&'a [f32]>,
+    pub relu: bool,
+}
+
+/// Where results go. Row `i`, column `j` is element `i · stride + j`.
+#[derive(Debug)]
+pub enum Output<'a> {
+    F32 {
+        data: &'a mut [f32],
+        stride: usize,
+    },
+    /// Requantized for the next product with its activation scale, as [`scalar::quantize`] does:
+    /// the hidden layer of a feed-forward block never exists in float.
+    U8 {
+        data: &'a mut [u8],
+        stride: usize,
+        scale: f32,
+    },
+}
+
+/// A product's arguments did not fit together. The safe entry points check before any kernel runs.
+#[derive(Debug, thiserror::Error)]
+pub enum ShapeError {
+    #[error("activations have {rows} rows of stride {stride} but {len} bytes (need {need})")]
+    Activations { rows: usize, stride: usize, len: usize, need: usize },
+    #[error("output holds {len} elements, need {need} for {rows} rows of stride {stride}")]
+    Output { rows: usize, stride: usize, len: usize, need: usize },
+    #[error("{what} has {len} entries, the product has {need}")]
+    Vector { what: &'static str, len: usize, need: usize },
+    #[error("activation stride {stride} is shorter than the padded inner dimension {k_padded}")]
+    Stride { stride: usize, k_padded: usize },
+}

@@ -1,0 +1,241 @@
+//! The one packed weight layout. Every kernel reads it as it is; pack and unpack live side by side.
+//!
+//! `B` is `k × n` (inner dimension `k`, output columns `n`). It is padded with zeros to
+//! `k_padded = k` rounded up to [`K_BLOCK`] (64) and `n_padded = n` rounded up to [`N_BLOCK`]
+//! (16), then stored as column blocks of 16, each a run of 64-byte "quads":
+//!
+//! ```text
+//! block nb (columns 16·nb .. 16·nb+15), quad g (inner indices 4g .. 4g+3):
+//!
+//!   byte:   0    1    2    3    4    5    6    7   ...  60   61   62   63
+//!   holds: B[4g][c0] B[4g+1][c0] B[4g+2][c0] B[4g+3][c0]  B[4g][c1] ...   B[4g+3][c15]
+//!
+//! offset of (nb, g) = (nb · k_padded/4 + g) · 64
+//! ```
+//!
+//! Why this shape: one quad is exactly one operand of every int8 dot-product instruction we use.
+//! AVX-512 VNNI `vpdpbusd` takes it as one zmm (16 lanes × 4 bytes); AVX2 and AVX-VNNI take it as
+//! two ymm (columns 0–7 and 8–15); NEON `sdot`/`usdot` as four q registers; AMX reads 16
+//! consecutive quads of a block as one B tile in its VNNI layout (16 rows of 64 bytes = 64 inner
+//! indices × 16 columns), hence `k` is padded to 64. Pairs `(4g, 4g+1)` and `(4g+2, 4g+3)` are the
+//! adjacent inner indices that `maddubs` saturates together, so the saturating arithmetic needs
+//! no other layout.
+
+use std::sync::Arc;
+
+/// Inner-dimension padding: one AMX tile row holds 64 bytes.
+pub const K_BLOCK: usize = 64;
+/// Columns per block: one zmm of int32 accumulators.
+pub const N_BLOCK: usize = 16;
+/// Bytes of one quad (4 inner indices × 16 columns).
+pub const QUAD: usize = 64;
+
+/// Where packed bytes live: owned, or borrowed from something shared such as a memory map.
+#[derive(Clone)]
+enum Storage {
+    Owned(Box<[u8]>),
+    Shared { owner: Arc<dyn AsRef<[u8]> + Send + Sync>, start: usize, len: usize },
+}
+
+impl Storage {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Storage::Owned(b) => b,
+            Storage::Shared { owner, start, len } => &(**owner).as_ref()[*start..*start + *len],
+        }
+    }
+}
+
+/// Weights in the packed layout, with their column sums (which Marian's bias correction and the
+/// LLM zero-point fix both need).
+#[derive(Clone)]
+pub struct PackedB {
+    k: usize,
+    n: usize,
+    storage: Storage,
+    col_sums: Vec<i32>,
+}
+
+impl std::fmt::Debug for PackedB {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PackedB").field("k", &self.k).field("n", &self.n).finish()
+    }
+}
+
+/// Padded sizes for a `k × n` matrix.
+pub fn padded(k: usize, n: usize) -> (usize, usize) {
+    (k.div_ceil(K_BLOCK) * K_BLOCK, n.div_ceil(N_BLOCK) * N_BLOCK)
+}
+
+/// Bytes the packed form of a `k × n` matrix takes.
+pub fn packed_len(k: usize, n: usize) -> usize {
+    let (kp, np) = padded(k, n);
+    kp * np
+}
+
+#[inline]
+fn offset(kp: usize, kk: usize, j: usize) -> usize {
+    let (nb, c) = (j / N_BLOCK, j % N_BLOCK);
+    let (g, r) = (kk / 4, kk % 4);
+    (nb * (kp / 4) + g) * QUAD + c * 4 + r
+}
+
+impl PackedB {
+    /// Packs `B` given transposed: `bt` is row-major `n × k` (row `j` holds column `j` of `B`).
+    /// This is how Marian stores int8 weights and how Hugging Face stores `[out, in]` matrices.
+    pub fn from_transposed(bt: &[i8], k: usize, n: usize) -> PackedB {
+        assert_eq!(bt.len(), k * n, "transposed weights must hold k·n values");
+        Self::build(k, n, |kk, j| bt[j * k + kk])
+    }
+
+    /// Packs `B` given row-major `k × n`.
+    pub fn from_rows(b: &[i8], k: usize, n: usize) -> PackedB {
+        assert_eq!(b.len(), k * n, "weights must hold k·n values");
+        Self::build(k, n, |kk, j| b[kk * n + j])
+    }
+
+    fn build(k: usize, n: usize, get: impl Fn(usize, usize) -> i8) -> PackedB {
+        let (kp, np) = padded(k, n);
+        let mut data = vec![0u8; kp * np];
+        let mut col_sums = vec![0i32; n];
+        for (j, sum) in col_sums.iter_mut().enumerate() {
+            for kk in 0..k {
+                let v = get(kk, j);
+                data[offset(kp, kk, j)] = v as u8;
+                *sum += v as i32;
+            }
+        }
+        PackedB { k, n, storage: Storage::Owned(data.into_boxed_slice()), col_sums }
+    }
+
+    /// Wraps bytes that are already packed (e.g. a region of a memory-mapped file written from
+    /// [`PackedB::as_bytes`]). Fails if the region has the wrong length.
+    pub fn from_shared(
+        owner: Arc<dyn AsRef<[u8]> + Send + Sync>,
+        start: usize,
+        k: usize,
+        n: usize,
+        col_sums: Vec<i32>,
+    ) -> Result<PackedB, String> {
+        let len = packed_len(k, n);
+        let have = (*owner).as_ref().len();
+        if start.checked_add(len).is_none_or(|end| end > have) {
+            return Err(format!("packed {k}×{n} weights need {len} bytes at {start}, the buffer has {have}"));
+        }
+        if col_sums.len() != n {
+            return Err(format!("{} column sums for {n} columns", col_sums.len()));
+        }
+        Ok(PackedB { k, n, storage: Storage::Shared { owner, start, len }, col_sums })
+    }
+
+    /// Inner dimension.
+    pub fn k(&self) -> usize {
+        self.k
+    }
+    /// Output columns.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+    /// Inner dimension rounded up to [`K_BLOCK`]: the activation stride must be at least this.
+    pub fn k_padded(&self) -> usize {
+        padded(self.k, self.n).0
+    }
+    /// Columns rounded up to [`N_BLOCK`].
+    pub fn n_padded(&self) -> usize {
+        padded(self.k, self.n).1
+    }
+    /// `Σ_k B[k][j]` for every column.
+    pub fn col_sums(&self) -> &[i32] {
+        &self.col_sums
+    }
+    /// The packed bytes (i8 values stored as u8), in the layout drawn above.
+    pub fn as_bytes(&self) -> &[u8] {
+        self.storage.bytes()
+    }
+
+    /// `B[kk][j]`.
+    #[inline]
+    pub fn get(&self, kk: usize, j: usize) -> i8 {
+        self.as_bytes()[offset(self.k_padded(), kk, j)] as i8
+    }
+
+    /// The inverse of [`PackedB::from_transposed`]: row-major `n × k`.
+    pub fn unpack_transposed(&self) -> Vec<i8> {
+        let mut bt = vec![0i8; self.n * self.k];
+        for j in 0..self.n {
+            for kk in 0..self.k {
+                bt[j * self.k + kk] = self.get(kk, j);
+            }
+        }
+        bt
+    }
+
+    /// A new matrix made of the given columns, in the given order (the output layer restricted to
+    /// a sentence's shortlist).
+    pub fn select_columns(&self, cols: &[u32]) -> PackedB {
+        let k = self.k;
+        Self::build(k, cols.len(), |kk, j| self.get(kk, cols[j] as usize))
+    }
+
+    /// Matrices with the same inner dimension side by side: `[B0 | B1 | ...]` (Q, K and V as one
+    /// product).
+    pub fn concat(parts: &[&PackedB]) -> PackedB {
+        assert!(!parts.is_empty(), "concat of nothing");
+        let k = parts[0].k;
+        assert!(parts.iter().all(|p| p.k == k), "concat needs one inner dimension");
+        let mut owners = Vec::new();
+        for (i, p) in parts.iter().enumerate() {
+            owners.extend(std::iter::repeat_n(i, p.n).zip(0..p.n));
+        }
+        Self::build(k, owners.len(), |kk, j| {
+            let (part, col) = owners[j];
+            parts[part].get(kk, col)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pack_unpack_round_trip_with_ragged_sizes() {
+        for &(k, n) in &[(1, 1), (3, 5), (64, 16), (65, 17), (88, 33), (256, 256)] {
+            let bt: Vec<i8> = (0..k * n).map(|i| ((i * 37 + 11) % 255) as i32 as i8).collect();
+            let p = PackedB::from_transposed(&bt, k, n);
+            assert_eq!(p.unpack_transposed(), bt, "{k}×{n}");
+            assert_eq!(p.as_bytes().len(), packed_len(k, n));
+            for j in 0..n {
+                let s: i32 = (0..k).map(|kk| bt[j * k + kk] as i32).sum();
+                assert_eq!(p.col_sums()[j], s);
+            }
+        }
+    }
+
+    #[test]
+    fn quad_holds_four_inner_indices_of_sixteen_columns() {
+        let (k, n) = (64, 32);
+        let b: Vec<i8> = (0..k * n).map(|i| (i % 127) as i8).collect();
+        let p = PackedB::from_rows(&b, k, n);
+        let bytes = p.as_bytes();
+        // block 1 (columns 16..31), quad 2 (inner 8..11), column 16+3, inner 10
+        let at = (16 + 2) * QUAD + 3 * 4 + 2;
+        assert_eq!(bytes[at] as i8, b[10 * n + 19]);
+    }
+
+    #[test]
+    fn select_and_concat_keep_values() {
+        let (k, n) = (70, 40);
+        let bt: Vec<i8> = (0..k * n).map(|i| ((i * 13) % 251) as i32 as i8).collect();
+        let p = PackedB::from_transposed(&bt, k, n);
+        let s = p.select_columns(&[39, 0, 17]);
+        for kk in 0..k {
+            assert_eq!(s.get(kk, 0), p.get(kk, 39));
+            assert_eq!(s.get(kk, 2), p.get(kk, 17));
+        }
+        let c = PackedB::concat(&[&p, &s]);
+        assert_eq!(c.n(), 43);
+        assert_eq!(c.get(5, 41), p.get(5, 0));
+        assert_eq!(c.col_sums()[40], p.col_sums()[39]);
+    }
+}

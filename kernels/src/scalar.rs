@@ -1,0 +1,154 @@
+//! The specification. Obvious Rust, every tail included; every other kernel file has these
+//! functions with these arguments and must give the same bits.
+
+use crate::{Epilogue, Output, PackedB, QuantizedA, Scale};
+
+/// Marian's activation quantization (intgemm `Int8Shift::PrepareA`, gemmology `Shift::PrepareA`):
+/// `t = x · scale` in float; convert to int32 rounding half to even, where NaN and values outside
+/// int32 become `i32::MIN` as `cvtps2dq` makes them; saturate to int16, then int8; raise −128 to
+/// −127; add 127. The result is in `0..=254`.
+pub fn quantize(src: &[f32], scale: f32, dst: &mut [u8]) {
+    assert!(dst.len() >= src.len(), "quantize: destination shorter than source");
+    for (d, &x) in dst.iter_mut().zip(src) {
+        *d = quantize_one(x, scale);
+    }
+}
+
+/// One element of [`quantize`].
+#[inline]
+pub fn quantize_one(x: f32, scale: f32) -> u8 {
+    let t = x * scale;
+    let i = cvt_rne(t);
+    let i = i.clamp(i16::MIN as i32, i16::MAX as i32).clamp(-128, 127).max(-127);
+    (i + 127) as u8
+}
+
+/// `cvtps2dq` under the default rounding mode: half to even; NaN and out-of-range give `i32::MIN`.
+#[inline]
+pub fn cvt_rne(t: f32) -> i32 {
+    if (-2_147_483_648.0..2_147_483_648.0).contains(&t) { t.round_ties_even() as i32 } else { i32::MIN }
+}
+
+/// The exact int32 dot product of row `i` of `a` with column `j` of `b`.
+#[inline]
+fn dot_exact(a: &[u8], b: &PackedB, j: usize) -> i32 {
+    let mut acc = 0i32;
+    for (kk, &av) in a.iter().enumerate().take(b.k()) {
+        acc = acc.wrapping_add(av as i32 * b.get(kk, j) as i32);
+    }
+    acc
+}
+
+/// The pair-saturating dot product: adjacent inner indices `(2p, 2p+1)` are multiplied and added
+/// with int16 saturation (`maddubs`), then the pair sums are added in int32 (`madd` with ones).
+#[inline]
+fn dot_saturating(a: &[u8], b: &PackedB, j: usize) -> i32 {
+    let mut acc = 0i32;
+    let mut kk = 0;
+    while kk < b.k() {
+        let lo = a[kk] as i32 * b.get(kk, j) as i32;
+        let hi = if kk + 1 < b.k() { a[kk + 1] as i32 * b.get(kk + 1, j) as i32 } else { 0 };
+        acc = acc.wrapping_add((lo + hi).clamp(i16::MIN as i32, i16::MAX as i32));
+        kk += 2;
+    }
+    acc
+}
+
+/// The float epilogue of one element, in the documented order of operations.
+#[inline]
+pub fn epilogue_one(acc: i32, i: usize, j: usize, ep: &Epilogue) -> f32 {
+    let acc = match ep.zero_fix {
+        Some(z) => acc.wrapping_sub(z[j]),
+        None => acc,
+    };
+    let scale = match ep.scale {
+        Scale::Uniform(s) => s,
+        Scale::Columns(c) => c[j],
+        Scale::RowsColumns { rows, cols } => rows[i] * cols[j],
+    };
+    let mut x = acc as f32 * scale;
+    if let Some(bias) = ep.bias {
+        x += bias[j];
+    }
+    if ep.relu {
+        x = x.max(0.0);
+    }
+    x
+}
+
+fn gemm(a: &QuantizedA, b: &PackedB, ep: &Epilogue, out: &mut Output, dot: fn(&[u8], &PackedB, usize) -> i32) {
+    for i in 0..a.rows {
+        let row = &a.data[i * a.stride..];
+        for j in 0..b.n() {
+            let x = epilogue_one(dot(row, b, j), i, j, ep);
+            match out {
+                Output::F32 { data, stride } => data[i * *stride + j] = x,
+                Output::U8 { data, stride, scale } => data[i * *stride + j] = quantize_one(x, *scale),
+            }
+        }
+    }
+}
+
+/// The product in the exact arithmetic. Arguments are checked by the caller
+/// ([`crate::Kernels::gemm`]).
+pub fn gemm_exact(a: &QuantizedA, b: &PackedB, ep: &Epilogue, out: &mut Output) {
+    gemm(a, b, ep, out, dot_exact)
+}
+
+/// The product in the pair-saturating arithmetic.
+pub fn gemm_saturating(a: &QuantizedA, b: &PackedB, ep: &Epilogue, out: &mut Output) {
+    gemm(a, b, ep, out, dot_saturating)
+}
+
+/// Plain float product `c[i][j] = Σ_k a[i][k] · bt[j][k]` (row-major `a`: m × k, `bt`: n × k),
+/// summed in order of `k`. Used by float models and the attention products.
+pub fn sgemm_nt(a: &[f32], bt: &[f32], c: &mut [f32], m: usize, n: usize, k: usize) {
+    for i in 0..m {
+        for j in 0..n {
+            let mut s = 0.0f32;
+            for kk in 0..k {
+                s += a[i * k + kk] * bt[j * k + kk];
+            }
+            c[i * n + j] = s;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantize_matches_cvtps_saturation() {
+        let s = 1.0;
+        assert_eq!(quantize_one(0.0, s), 127);
+        assert_eq!(quantize_one(0.5, s), 127); // half to even
+        assert_eq!(quantize_one(1.5, s), 129);
+        assert_eq!(quantize_one(-2.5, s), 125);
+        assert_eq!(quantize_one(127.0, s), 254);
+        assert_eq!(quantize_one(300.0, s), 254);
+        assert_eq!(quantize_one(-128.0, s), 0);
+        assert_eq!(quantize_one(-1e6, s), 0);
+        // cvtps turns these into INT_MIN, which ends at -127 → 0, not +127.
+        assert_eq!(quantize_one(f32::NAN, s), 0);
+        assert_eq!(quantize_one(3e9, s), 0);
+        assert_eq!(quantize_one(f32::INFINITY, s), 0);
+    }
+
+    #[test]
+    fn saturating_differs_from_exact_only_on_large_same_sign_pairs() {
+        let (k, n) = (4, 2);
+        // column 0: two large products of one sign saturate; column 1 does not.
+        let bt: Vec<i8> = vec![127, 127, 1, 1, 127, -127, 1, 1];
+        let b = PackedB::from_transposed(&bt, k, n);
+        let mut a = vec![0u8; b.k_padded()];
+        a[..4].copy_from_slice(&[254, 254, 3, 3]);
+        let qa = QuantizedA { data: &a, rows: 1, stride: b.k_padded() };
+        let ep = Epilogue { zero_fix: None, scale: Scale::Uniform(1.0), bias: None, relu: false };
+        let (mut e, mut s) = (vec![0f32; 2], vec![0f32; 2]);
+        gemm_exact(&qa, &b, &ep, &mut Output::F32 { data: &mut e, stride: 2 });
+        gemm_saturating(&qa, &b, &ep, &mut Output::F32 { data: &mut s, stride: 2 });
+        assert_eq!(e, vec![2.0 * 254.0 * 127.0 + 6.0, 6.0]);
+        assert_eq!(s, vec![32767.0 + 6.0, 6.0]);
+    }
+}

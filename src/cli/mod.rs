@@ -1,0 +1,90 @@
+//! The command line: one file per subcommand holding its clap arguments and output formatting.
+//! The work itself is done by library calls that tests and the server make too.
+
+mod generate;
+mod version;
+
+use std::process::ExitCode;
+
+use clap::{CommandFactory, Parser, Subcommand};
+
+/// Firefox Translations models on a from-scratch int8 CPU engine, and cross-tokenizer
+/// speculative decoding of LLMs.
+#[derive(Parser, Debug)]
+#[command(name = "reseam", disable_version_flag = true, arg_required_else_help = true)]
+pub struct Cli {
+    /// Print the version (with --verbose: the CPU, the kernels in use and the arithmetic).
+    #[arg(short = 'V', long, global = false)]
+    version: bool,
+
+    /// More detail (with --version: kernels and CPU features).
+    #[arg(short, long, global = true, env = "RESEAM_VERBOSE")]
+    verbose: bool,
+
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Writes the man page or shell completions (for packagers).
+    #[command(hide = true)]
+    Generate(generate::Args),
+}
+
+/// Exit codes, as the README documents them.
+const EXIT_FAILURE: u8 = 1;
+const EXIT_USAGE: u8 = 2;
+
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // clap prints help and version itself; those are not errors.
+            let code = if e.use_stderr() { EXIT_USAGE } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("reseam: {e:#}");
+            ExitCode::from(if e.downcast_ref::<UsageError>().is_some() { EXIT_USAGE } else { EXIT_FAILURE })
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    if cli.version {
+        return version::print(cli.verbose);
+    }
+    match cli.command {
+        Some(Command::Generate(args)) => generate::run(args, Cli::command()),
+        None => {
+            Cli::command().print_help()?;
+            Err(UsageError("no subcommand given".into()).into())
+        }
+    }
+}
+
+/// A mistake in how reseam was called (exit code 2), found after clap's own checks.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+/// Whether the failure is only that the reader of our output went away (`reseam ... | head`).
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,9 @@
+//! reseam: Firefox Translations models on a from-scratch int8 CPU engine, and cross-tokenizer
+//! speculative decoding of LLMs on the same kernels.
+//!
+//! The translation path, in the order data flows (each a folder):
+//! text → `text` (lines, sentences, URLs, mentions) → `vocab` (SentencePiece ids) →
+//! `model` (Marian files, the encoder and the SSRU decoder) → `decode` (greedy search over slots)
+//! → `vocab` → `text`.
+//!
+//! Beside it: `kernels` (the `reseam-kernels` crate: int8 products per instruction set).

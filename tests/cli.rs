@@ -1,0 +1,84 @@
+//! The command line itself: help, version, exit codes, packaging output.
+
+use crate::common::TestDir;
+
+#[test]
+fn help_lists_subcommands_and_exits_zero() {
+    let t = TestDir::new();
+    let out = t.run(
+        {
+            let mut c = t.cmd();
+            c.arg("--help");
+            c
+        },
+        b"",
+    );
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Usage: reseam"), "{text}");
+    assert!(!text.contains("generate"), "hidden packaging command must not be listed: {text}");
+}
+
+#[test]
+fn unknown_flag_is_a_usage_error() {
+    let t = TestDir::new();
+    let out = t.run(
+        {
+            let mut c = t.cmd();
+            c.arg("--no-such-flag");
+            c
+        },
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+}
+
+#[test]
+fn version_verbose_names_the_kernel() {
+    let t = TestDir::new();
+    let out = t.run(
+        {
+            let mut c = t.cmd();
+            c.args(["--version", "--verbose"]);
+            c
+        },
+        b"",
+    );
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("reseam "), "{text}");
+    assert!(text.contains("kernel in use: "), "{text}");
+}
+
+#[test]
+fn forcing_an_unknown_isa_fails_clearly() {
+    let t = TestDir::new();
+    let out = t.run(
+        {
+            let mut c = t.cmd();
+            c.args(["--version", "--verbose"]).env("RESEAM_MT_ISA", "sse9");
+            c
+        },
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("RESEAM_MT_ISA"), "{out:?}");
+}
+
+#[test]
+fn generated_man_pages_and_completions_are_written() {
+    let t = TestDir::new();
+    for what in ["man", "completions"] {
+        let out = t.run(
+            {
+                let mut c = t.cmd();
+                c.args(["generate", what, "out"]);
+                c
+            },
+            b"",
+        );
+        assert!(out.status.success(), "{out:?}");
+    }
+    assert!(t.path().join("out/reseam.1").exists());
+    assert!(t.path().join("out/reseam.bash").exists());
+}

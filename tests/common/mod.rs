@@ -1,0 +1,57 @@
+//! Helpers shared by the integration tests: a temp dir with XDG variables pointing into it and
+//! a command running the built binary.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// The repository's own test fixtures (copied from the fixture sets; see tests/fixtures/README.md).
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("fixtures")
+}
+
+/// A fresh directory per test, and the environment a user would have.
+pub struct TestDir {
+    pub dir: tempfile::TempDir,
+}
+
+impl TestDir {
+    pub fn new() -> TestDir {
+        TestDir { dir: tempfile::tempdir().expect("temp dir") }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// `reseam` with XDG dirs inside the test dir and no inherited reseam settings.
+    pub fn cmd(&self) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_reseam"));
+        for (k, _) in std::env::vars() {
+            if k.starts_with("RESEAM_") && k != "RESEAM_MT_ISA" && k != "RESEAM_MT_ARITHMETIC" || k == "MODELS_DIR" {
+                c.env_remove(k);
+            }
+        }
+        c.env("XDG_DATA_HOME", self.path().join("data"))
+            .env("XDG_CACHE_HOME", self.path().join("cache"))
+            .env("XDG_CONFIG_HOME", self.path().join("config"))
+            .current_dir(self.path());
+        c
+    }
+
+    /// Runs with `stdin` as input and returns the output.
+    pub fn run(&self, mut cmd: Command, stdin: &[u8]) -> Output {
+        use std::io::Write;
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("spawn reseam");
+        let mut input = child.stdin.take().expect("stdin");
+        let data = stdin.to_vec();
+        let writer = std::thread::spawn(move || {
+            let _ = input.write_all(&data);
+        });
+        let out = child.wait_with_output().expect("wait reseam");
+        writer.join().expect("stdin writer");
+        out
+    }
+}

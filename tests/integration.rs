@@ -1,0 +1,4 @@
+//! Integration tests: each module runs the real `reseam` binary.
+
+mod cli;
+mod common;
