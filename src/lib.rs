@@ -7,3 +7,5 @@
 //! → `vocab` → `text`.
 //!
 //! Beside it: `kernels` (the `reseam-kernels` crate: int8 products per instruction set).
+
+pub mod paths;
