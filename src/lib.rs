@@ -8,4 +8,5 @@
 //!
 //! Beside it: `kernels` (the `reseam-kernels` crate: int8 products per instruction set).
 
+pub mod fetch;
 pub mod paths;

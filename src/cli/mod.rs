@@ -1,6 +1,7 @@
 //! The command line: one file per subcommand holding its clap arguments and output formatting.
 //! The work itself is done by library calls that tests and the server make too.
 
+mod fetch;
 mod generate;
 mod version;
 
@@ -27,6 +28,8 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Downloads Firefox Translations models (verified) into the models folder.
+    Fetch(fetch::Args),
     /// Writes the man page or shell completions (for packagers).
     #[command(hide = true)]
     Generate(generate::Args),
@@ -61,6 +64,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         return version::print(cli.verbose);
     }
     match cli.command {
+        Some(Command::Fetch(args)) => fetch::run(args, cli.verbose),
         Some(Command::Generate(args)) => generate::run(args, Cli::command()),
         None => {
             Cli::command().print_help()?;
