@@ -11,10 +11,10 @@ use super::UsageError;
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:\n  \
-    reseam fetch es,ja            es-en, en-es, ja-en, en-ja\n  \
-    reseam fetch es-de            es-en and en-de (German through English)\n  \
-    reseam fetch --list           what the source offers\n  \
-    reseam fetch --mirror /media/usb es   a folder for `--source /media/usb` on an offline machine")]
+    reseam fetch es,ja                      es-en, en-es, ja-en and en-ja\n  \
+    reseam fetch es-de                      es-en and en-de (Spanish to German through English)\n  \
+    reseam fetch --list                     what the source offers\n  \
+    reseam fetch --mirror /media/usb es     a folder for `--source /media/usb` on an offline machine")]
 pub struct Args {
     /// Languages (each in both directions with English) or from-to pairs, comma-separated:
     /// `es,ja`, `es-de`, `zh-Hant`. Pairs without a direct model go through English.
@@ -26,10 +26,8 @@ pub struct Args {
     #[arg(long, env = "MODELS_DIR", value_name = "DIR")]
     models: Option<PathBuf>,
 
-    /// Where models come from: the /v1 root of a Remote Settings server (as Firefox reads it), or a
-    /// folder written by --mirror (for machines without internet)
-    #[arg(long, env = "RESEAM_MODELS_SOURCE", value_name = "URL|DIR", default_value = fetch::PRODUCTION)]
-    source: String,
+    #[command(flatten)]
+    source: SourceArgs,
 
     /// Print the pairs the source offers (architecture, version, download size) and which are
     /// installed, instead of fetching
@@ -40,6 +38,16 @@ pub struct Args {
     /// instead of installing them; then use `--source DIR` elsewhere
     #[arg(long, value_name = "DIR")]
     mirror: Option<PathBuf>,
+}
+
+/// Where models come from and how to download them: shared by `fetch` and by `translate`, which
+/// fetches a missing pair on first use (`#[command(flatten)]` it, then call [`SourceArgs::options`]).
+#[derive(clap::Args, Debug, Clone)]
+pub struct SourceArgs {
+    /// Where models come from: the /v1 root of a Remote Settings server (as Firefox reads it), or a
+    /// folder written by --mirror (for machines without internet)
+    #[arg(long, env = "RESEAM_MODELS_SOURCE", value_name = "URL|DIR", default_value = fetch::PRODUCTION)]
+    source: String,
 
     /// Firefox release channel whose choice to follow (record filters pick alpha and beta models
     /// for nightly and beta)
@@ -62,16 +70,28 @@ pub struct Args {
     timeout: u64,
 }
 
+impl SourceArgs {
+    /// Fetch options for the models folder `models` (progress: bars on a terminal, lines otherwise).
+    pub fn options(&self, models: PathBuf, verbose: bool) -> FetchOptions {
+        let mut opts = FetchOptions::new(models);
+        opts.source = Source::parse(&self.source);
+        opts.policy.env.channel = if self.allow_prerelease { "nightly".into() } else { self.channel.clone() };
+        opts.net = NetConfig { retries: self.retries, timeout: Duration::from_secs(self.timeout) };
+        opts.progress = ProgressMode::Auto;
+        opts.verbose = verbose;
+        opts
+    }
+}
+
+/// A fetch failure for the command line: LANGS mistakes are usage errors (exit code 2).
+pub fn cli_error(e: FetchError) -> anyhow::Error {
+    if e.is_usage() { UsageError(e.to_string()).into() } else { e.into() }
+}
+
 pub fn run(args: Args, verbose: bool) -> anyhow::Result<()> {
     let models = args.models.clone().unwrap_or_else(reseam::paths::default_models_dir);
-    let mut opts = FetchOptions::new(models);
-    opts.source = Source::parse(&args.source);
-    opts.policy.env.channel = if args.allow_prerelease { "nightly".into() } else { args.channel.clone() };
-    opts.net = NetConfig { retries: args.retries, timeout: Duration::from_secs(args.timeout) };
-    opts.progress = ProgressMode::Auto;
-    opts.verbose = verbose;
-    let usage =
-        |e: FetchError| -> anyhow::Error { if e.is_usage() { UsageError(e.to_string()).into() } else { e.into() } };
+    let opts = args.source.options(models, verbose);
+    let usage = cli_error;
 
     let mut out = std::io::stdout().lock();
     if args.list {

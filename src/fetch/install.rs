@@ -49,29 +49,14 @@ pub fn install_pair(ctx: &Ctx, models: &Path, pair: &PairModels) -> Result<Insta
     let old = Manifest::read(&folder);
     let mut done = Installed { folder: folder.clone(), downloaded: 0, kept: 0, bytes: 0 };
 
-    // Phase 1: every file verified, in place or as a temporary file.
+    // Phase 1: every file verified, in place or as a temporary file. On failure the decompressed
+    // temporary files go (they are large); verified downloads stay for the next run.
     let mut staged: Vec<(&Record, PathBuf, PathBuf)> = Vec::new();
-    for rec in &pair.files {
-        let shown = format!("{}/{}", pair.folder_name(), rec.name);
-        let target = folder.join(&rec.name);
-        if is_installed(&target, rec)? {
-            ctx.rep.line(&format!("{shown}: already installed and verified (version {})", rec.version));
-            done.kept += 1;
-            continue;
+    if let Err(e) = stage(ctx, &folder, pair, &mut staged, &mut done) {
+        for (_, tmp, _) in &staged {
+            remove(tmp);
         }
-        let part = folder.join(format!(".{}.{}.zst.part", rec.name, &rec.attachment.hash[..12]));
-        let tmp = folder.join(format!(".{}.tmp", rec.name));
-        download_attachment(ctx, rec, &part, &shown)?;
-        decompress_verified(ctx, rec, &part, &tmp)?;
-        ctx.rep.line(&format!(
-            "{shown}: {} downloaded, {} installed, verified (version {})",
-            human_bytes(rec.attachment.size),
-            human_bytes(rec.decompressed_size),
-            rec.version
-        ));
-        done.downloaded += 1;
-        done.bytes += rec.attachment.size;
-        staged.push((rec, tmp, part));
+        return Err(e);
     }
 
     // Phase 2: swap the new files in. The old manifest is marked incomplete first, so a crash in
@@ -121,6 +106,38 @@ pub fn install_pair(ctx: &Ctx, models: &Path, pair: &PairModels) -> Result<Insta
         }
     }
     Ok(done)
+}
+
+/// Downloads and checks every file of `pair` that is not installed yet, into temporary files.
+fn stage<'p>(
+    ctx: &Ctx,
+    folder: &Path,
+    pair: &'p PairModels,
+    staged: &mut Vec<(&'p Record, PathBuf, PathBuf)>,
+    done: &mut Installed,
+) -> Result<(), FetchError> {
+    for rec in &pair.files {
+        let shown = format!("{}/{}", pair.folder_name(), rec.name);
+        if is_installed(&folder.join(&rec.name), rec)? {
+            ctx.rep.line(&format!("{shown}: already installed and verified (version {})", rec.version));
+            done.kept += 1;
+            continue;
+        }
+        let part = folder.join(format!(".{}.{}.zst.part", rec.name, &rec.attachment.hash[..12]));
+        let tmp = folder.join(format!(".{}.tmp", rec.name));
+        download_attachment(ctx, rec, &part, &shown)?;
+        decompress_verified(ctx, rec, &part, &tmp)?;
+        ctx.rep.line(&format!(
+            "{shown}: {} downloaded, {} installed, verified (version {})",
+            human_bytes(rec.attachment.size),
+            human_bytes(rec.decompressed_size),
+            rec.version
+        ));
+        done.downloaded += 1;
+        done.bytes += rec.attachment.size;
+        staged.push((rec, tmp, part));
+    }
+    Ok(())
 }
 
 /// The file is in place with the record's size and sha256.

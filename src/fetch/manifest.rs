@@ -115,7 +115,7 @@ pub fn installed(models: &Path) -> Vec<(String, String, PathBuf)> {
         .filter(|p| p.is_dir())
         .filter_map(|p| {
             let m = Manifest::read(&p)?;
-            m.usable(&p).then(|| (m.source_language, m.target_language, p))
+            m.usable(&p).then_some((m.source_language, m.target_language, p))
         })
         .collect();
     out.sort();
@@ -191,7 +191,7 @@ mod tests {
         let folder = dir.path().join("it-en");
         std::fs::create_dir_all(&folder).unwrap();
         std::fs::write(folder.join("model.iten.intgemm.alphas.bin"), b"x").unwrap();
-        assert_eq!(installed_pair(dir.path(), "it", "en").unwrap(), [folder.clone()]);
+        assert_eq!(installed_pair(dir.path(), "it", "en").unwrap(), std::slice::from_ref(&folder));
         let m = manifest("it", "en", true);
         m.write(&folder).unwrap();
         assert_eq!(Manifest::read(&folder), Some(m));

@@ -234,3 +234,6 @@ fn not_offered(offer: &Offer, from: &str, to: &str, source: &Source) -> FetchErr
         why: offer.why_missing(from, to),
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -53,10 +53,11 @@ impl Reporter {
         }
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
         // The template is a constant that parses; fall back to the default style if it did not.
-        let style =
-            ProgressStyle::with_template("{prefix} [{bar:30.cyan/blue}] {bytes}/{total_bytes} {bytes_per_sec} {eta}")
-                .map(|s| s.progress_chars("=> "))
-                .unwrap_or_else(|_| ProgressStyle::default_bar());
+        let style = ProgressStyle::with_template(
+            "{prefix} [{bar:30.cyan/blue}] {decimal_bytes}/{decimal_total_bytes} {decimal_bytes_per_sec} {eta}",
+        )
+        .map(|s| s.progress_chars("=> "))
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
         bar.set_style(style);
         bar.set_prefix(label.to_string());
         bar.set_position(done);

@@ -307,7 +307,8 @@ fn assemble(group: &[&Record], debug: &mut dyn FnMut(String)) -> Result<PairMode
     if has("vocab") && (has("srcvocab") || has("trgvocab")) {
         return Err(format!("both a shared `vocab` and split vocabs at version {model_version}"));
     }
-    if !has("vocab") && !(has("srcvocab") && has("trgvocab")) {
+    let split = has("srcvocab") && has("trgvocab");
+    if !has("vocab") && !split {
         return Err(format!("no vocabulary at version {model_version}"));
     }
     let order = |t: &str| ["model", "vocab", "srcvocab", "trgvocab", "lex"].iter().position(|x| *x == t);

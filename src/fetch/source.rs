@@ -89,6 +89,10 @@ impl Opened {
     pub fn open(source: &Source, net: NetConfig) -> Result<Opened, FetchError> {
         match source {
             Source::Dir(dir) => {
+                if !dir.is_dir() {
+                    let why = io::Error::new(io::ErrorKind::NotFound, "no such folder (is --source right?)");
+                    return Err(FetchError::io(dir, why));
+                }
                 let index = dir.join("index.json");
                 let base = match std::fs::read(&index) {
                     Ok(bytes) => base_url(&bytes).map_err(|detail| FetchError::BadDocument {
@@ -96,7 +100,7 @@ impl Opened {
                         location: index.display().to_string(),
                         detail,
                     })?,
-                    Err(e) if e.kind() == io::ErrorKind::NotFound && dir.is_dir() => MIRROR_ATTACHMENTS.to_string(),
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => MIRROR_ATTACHMENTS.to_string(),
                     Err(e) => return Err(FetchError::io(&index, e)),
                 };
                 if base.contains("://") || base.starts_with('/') {
