@@ -137,6 +137,19 @@ fn happy_path_installs_firefox_names_and_does_not_download_twice() {
 }
 
 #[test]
+fn records_on_several_pages_are_all_read() {
+    let t = TestDir::new();
+    let server = Server::start(release_and_prereleases());
+    server.behave(|b| b.page_size = Some(2));
+    let models = t.path().join("models");
+    let out = run(&t, fetch_cmd(&t, &models, &server.url), &["es", "--allow-prerelease"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).starts_with("es-en\ttiny\t3.2a1\t"), "{}", stdout(&out));
+    let pages = server.take_log().iter().filter(|(p, _)| p.starts_with(RECORDS)).count();
+    assert_eq!(pages, 6);
+}
+
+#[test]
 fn list_follows_the_channel_and_shows_what_is_installed() {
     let t = TestDir::new();
     let server = Server::start(release_and_prereleases());

@@ -80,6 +80,11 @@ impl Manifest {
 /// Only folders whose manifest is complete count, plus folders named exactly `<from>-<to>` that
 /// have no manifest but hold a `model.*` file (copied by hand).
 pub fn installed_pair(models: &Path, from: &str, to: &str) -> Result<Vec<PathBuf>, FetchError> {
+    for tag in [from, to] {
+        if !lang::is_valid(tag) {
+            return Err(FetchError::Langs(format!("`{tag}` is not a language tag (e.g. `es`, `zh-Hant`)")));
+        }
+    }
     let folders = installed(models);
     let find = |a: &str, b: &str| -> Option<PathBuf> {
         folders
@@ -183,6 +188,7 @@ mod tests {
         std::fs::write(models.join("en-de/model.ende.intgemm.alphas.bin"), b"abcd").unwrap();
         assert!(installed_pair(models, "es", "de").is_err());
         assert!(installed_pair(&models.join("missing"), "es", "en").is_err());
+        assert!(installed_pair(models, "../es", "en").unwrap_err().is_usage());
     }
 
     #[test]

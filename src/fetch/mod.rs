@@ -102,13 +102,10 @@ pub fn fetch(opts: &FetchOptions, langs: &str) -> Result<Vec<FetchedPair>, Fetch
 ///
 /// For `translate`: call [`installed_pair`] under `--offline`, this otherwise.
 pub fn ensure_pair(opts: &FetchOptions, from: &str, to: &str) -> Result<Vec<PathBuf>, FetchError> {
-    if let Ok(folders) = installed_pair(&opts.models_dir, from, to) {
-        return Ok(folders);
-    }
-    for tag in [from, to] {
-        if !lang::is_valid(tag) {
-            return Err(FetchError::Langs(format!("`{tag}` is not a language tag (e.g. `es`, `zh-Hant`)")));
-        }
+    match installed_pair(&opts.models_dir, from, to) {
+        Ok(folders) => return Ok(folders),
+        Err(e) if e.is_usage() => return Err(e),
+        Err(_) => {}
     }
     if lang::tags_match(from, to) {
         return Err(FetchError::Langs(format!("{from}→{to}: the source and target languages are the same")));

@@ -23,6 +23,8 @@ pub const RECORDS_PATH: &str = "buckets/main/collections/translations-models-v2/
 pub const MIRROR_ATTACHMENTS: &str = "attachments/";
 /// Records documents are small (hundreds of records); more than this is not a records document.
 const MAX_DOCUMENT: u64 = 64 << 20;
+/// A records list longer than this many pages is not a translations collection.
+const MAX_PAGES: usize = 1000;
 
 /// A source as given on the command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -159,7 +161,32 @@ impl Opened {
                 let path = dir.join(RECORDS_PATH);
                 std::fs::read(&path).map_err(|e| FetchError::io(path, e))
             }
-            Source::Url(root) => self.get_document(&format!("{root}/{RECORDS_PATH}"), "records document"),
+            Source::Url(root) => {
+                // Kinto splits long lists into pages linked by a `Next-Page` header.
+                let mut url = format!("{root}/{RECORDS_PATH}");
+                let (first, mut next) = self.get_page(&url, "records document")?;
+                if next.is_none() {
+                    return Ok(first);
+                }
+                let mut data = page_data(&first, &url)?;
+                let mut pages = 1;
+                while let Some(n) = next.take() {
+                    pages += 1;
+                    if pages > MAX_PAGES {
+                        return Err(FetchError::BadDocument {
+                            what: "records document",
+                            location: url,
+                            detail: format!("more than {MAX_PAGES} pages"),
+                        });
+                    }
+                    url = n;
+                    let (page, after) = self.get_page(&url, "records document")?;
+                    data.extend(page_data(&page, &url)?);
+                    next = after;
+                }
+                // Serializing a list of JSON values cannot fail.
+                Ok(serde_json::to_vec(&serde_json::json!({ "data": data })).expect("JSON serializes"))
+            }
         }
     }
 
@@ -217,6 +244,11 @@ impl Opened {
 
     /// GET a JSON document with retries.
     fn get_document(&self, url: &str, what: &'static str) -> Result<Vec<u8>, FetchError> {
+        self.get_page(url, what).map(|(body, _)| body)
+    }
+
+    /// GET a JSON document with retries; also returns the `Next-Page` URL, if any.
+    fn get_page(&self, url: &str, what: &'static str) -> Result<(Vec<u8>, Option<String>), FetchError> {
         let agent = self.agent.as_ref().expect("documents are fetched from URL sources only");
         retry(self.net, url, |_| {
             let resp = agent.get(url).call().map_err(|e| classify(url, e))?;
@@ -224,15 +256,20 @@ impl Opened {
             if status != 200 {
                 return Err(status_failure(url, status));
             }
+            let next = resp.headers().get("next-page").and_then(|v| v.to_str().ok()).map(str::to_string);
             let mut body = resp.into_body();
-            body.with_config().limit(MAX_DOCUMENT).read_to_vec().map_err(|e| match e {
-                ureq::Error::BodyExceedsLimit(_) => Failure::Fatal(FetchError::BadDocument {
-                    what,
-                    location: url.to_string(),
-                    detail: format!("larger than {} MiB", MAX_DOCUMENT >> 20),
-                }),
-                e => Failure::Transient(e.to_string()),
-            })
+            body.with_config()
+                .limit(MAX_DOCUMENT)
+                .read_to_vec()
+                .map_err(|e| match e {
+                    ureq::Error::BodyExceedsLimit(_) => Failure::Fatal(FetchError::BadDocument {
+                        what,
+                        location: url.to_string(),
+                        detail: format!("larger than {} MiB", MAX_DOCUMENT >> 20),
+                    }),
+                    e => Failure::Transient(e.to_string()),
+                })
+                .map(|body| (body, next.clone()))
         })
     }
 }
@@ -291,6 +328,19 @@ fn content_range_start(resp: &ureq::http::Response<ureq::Body>) -> Option<u64> {
     let v = resp.headers().get("content-range")?.to_str().ok()?;
     let range = v.trim().strip_prefix("bytes")?.trim_start();
     range.split('-').next()?.trim().parse().ok()
+}
+
+/// The `data` list of one page of records.
+fn page_data(page: &[u8], url: &str) -> Result<Vec<Value>, FetchError> {
+    serde_json::from_slice::<Value>(page)
+        .ok()
+        .and_then(|mut v| v.get_mut("data").map(Value::take))
+        .and_then(|d| if let Value::Array(a) = d { Some(a) } else { None })
+        .ok_or_else(|| FetchError::BadDocument {
+            what: "records document",
+            location: url.to_string(),
+            detail: "a page without a `data` list".into(),
+        })
 }
 
 /// `capabilities.attachments.base_url` of a root document, with a trailing `/`.

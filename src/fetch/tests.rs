@@ -106,3 +106,42 @@ fn fetch_list_and_mirror_agree() {
     let again = fetch(&options(&dir.path().join("models2"), &copy), "en-de").unwrap();
     assert_eq!(again[0].installed.downloaded, 3);
 }
+
+/// Replaces the stored file of record `id` and makes the record's attachment fields match it, so
+/// only the decompressed checks can catch it.
+fn respoil(mirror: &Path, id: &str, spoil: impl Fn(Vec<u8>) -> Vec<u8>) {
+    let records_path = mirror.join(source::RECORDS_PATH);
+    let mut doc: Value = serde_json::from_slice(&std::fs::read(&records_path).unwrap()).unwrap();
+    let rec = doc["data"].as_array_mut().unwrap().iter_mut().find(|r| r["id"] == id).unwrap();
+    let path = mirror.join("attachments").join(rec["attachment"]["location"].as_str().unwrap());
+    let bytes = spoil(std::fs::read(&path).unwrap());
+    std::fs::write(&path, &bytes).unwrap();
+    rec["attachment"]["hash"] = sha256(&bytes).into();
+    rec["attachment"]["size"] = bytes.len().into();
+    std::fs::write(&records_path, serde_json::to_vec(&doc).unwrap()).unwrap();
+}
+
+#[test]
+fn bad_compressed_data_is_caught_by_the_decompressed_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let (models, mirror) = (dir.path().join("models"), dir.path().join("mirror"));
+    mirror_with(&mirror, &["es-en"]);
+    let opts = options(&models, &mirror);
+    type Spoil = fn(Vec<u8>) -> Vec<u8>;
+    let cases: [(&str, Spoil, &str); 4] = [
+        ("es-en-model", |z| z[..z.len() - 5].to_vec(), "not valid zstd"),
+        ("es-en-vocab", |z| [z.clone(), z].concat(), "decompressedSize"),
+        ("es-en-lex", |z| z.iter().map(|b| b ^ 0x5a).collect(), "decompressedSize"),
+        ("es-en-lex", |_| b"random bytes, not zstd".to_vec(), "decompressedSize"),
+    ];
+    for (id, spoil, expected) in cases {
+        mirror_with(&mirror, &["es-en"]);
+        respoil(&mirror, id, spoil);
+        let err = fetch(&opts, "es-en").unwrap_err().to_string();
+        assert!(err.contains(expected) && err.contains("nothing was kept"), "{id}: {err}");
+        let left: Vec<_> = std::fs::read_dir(models.join("es-en")).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert!(left.iter().all(|n| n.to_string_lossy().ends_with(".zst.part")), "{id}: {left:?}");
+    }
+    mirror_with(&mirror, &["es-en"]);
+    assert_eq!(fetch(&opts, "es-en").unwrap()[0].installed.downloaded, 3);
+}

@@ -138,6 +138,8 @@ pub struct Behaviour {
     /// until [`Server::release`].
     pub stall: Option<(String, usize)>,
     pub ignore_ranges: bool,
+    /// Records are served in pages of this many, linked by `Next-Page` as Kinto does.
+    pub page_size: Option<usize>,
 }
 
 /// A request as the server saw it: path and Range header.
@@ -240,10 +242,19 @@ fn handle(
         let _ = req.respond(tiny_http::Response::from_string(root.to_string()).with_header(json_header));
         return;
     }
-    if path == RECORDS {
-        let body = json!({ "data": b.records }).to_string();
+    if let Some(query) = path.strip_prefix(RECORDS) {
+        let page: usize = query.strip_prefix("?_page=").and_then(|p| p.parse().ok()).unwrap_or(0);
+        let size = b.page_size.unwrap_or(usize::MAX);
+        let data: Vec<&Value> = b.records.iter().skip(page.saturating_mul(size)).take(size).collect();
+        let more = page.saturating_add(1).saturating_mul(size) < b.records.len();
+        let body = json!({ "data": data }).to_string();
         drop(st);
-        let _ = req.respond(tiny_http::Response::from_string(body).with_header(json_header));
+        let mut resp = tiny_http::Response::from_string(body).with_header(json_header);
+        if more {
+            let next = format!("{}{RECORDS}?_page={}", base.trim_end_matches("/attachments/"), page + 1);
+            resp.add_header(tiny_http::Header::from_bytes("Next-Page", next).unwrap());
+        }
+        let _ = req.respond(resp);
         return;
     }
     let Some(location) = path.strip_prefix("/attachments/") else {
