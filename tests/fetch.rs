@@ -276,7 +276,7 @@ fn server_errors_and_a_stall_are_retried() {
         b.stall = Some((vocab.clone(), 1000));
     });
     let models = t.path().join("models");
-    let out = run(&t, fetch_cmd(&t, &models, &server.url), &["es", "--timeout", "1", "--verbose"]);
+    let out = run(&t, fetch_cmd(&t, &models, &server.url), &["es", "--timeout", "2", "--verbose"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stderr(&out).contains("HTTP 503"), "{}", stderr(&out));
     assert_eq!(installed_pairs(&models), ["es-en"]);
