@@ -10,3 +10,4 @@
 
 pub mod fetch;
 pub mod paths;
+pub mod text;

@@ -1,0 +1,107 @@
+//! Between posts and the engine: what a translation of a social post must keep.
+//!
+//! A post becomes lines; a line becomes runs of text between links, e-mail addresses and emoji;
+//! a run becomes sentences; a sentence loses the mentions and hashtags at its edges and, when too
+//! long for the model, is cut into pieces. The remaining segments of all posts go to a
+//! [`SegmentTranslator`] in one batch, and the translations are put back between the bytes that
+//! were kept:
+//!
+//! | what | how |
+//! | --- | --- |
+//! | line breaks (LF, CRLF, CR, U+2028...) | kept byte for byte; each line is translated on its own; empty lines stay empty |
+//! | spacing at line ends, around links and emoji, between sentences | kept byte for byte |
+//! | URLs, e-mail addresses (`links`) | cut out, put back byte for byte; the text around them is translated on its own, exactly as it would be alone |
+//! | emoji, incl. ZWJ sequences, flags, skin tones (`emoji`) | cut out like links (a byte-fallback model garbles them) |
+//! | mentions and hashtags at a sentence's edges (`edges`) | kept out of the sentence, put back byte for byte |
+//! | mentions inside a sentence (`mentions`) | translated with it; put back in order when the translation has as many |
+//! | hashtags inside a sentence (`hashtags`) | the same, and any the translation lost is appended |
+//! | text without letters (numbers, punctuation) | kept, never sent |
+//! | sentences (`sentences`) | UAX #29 boundaries with abbreviation lists and rules for Spanish and English |
+//! | sentences over the model's limit (`wrap`) | cut at clause punctuation, commas, then spaces |
+//! | soft hyphens (`clean`) | removed, as Firefox does |
+//!
+//! With [`Options::raw`] only lines, spacing, sentences, long-sentence cuts and cleaning remain,
+//! for line-for-line comparisons with other engines.
+//!
+//! ```
+//! use reseam::text::{Options, Pipeline, StandIn};
+//!
+//! let pipeline = Pipeline::new(&Options { source_lang: "es".into(), target_lang: "en".into(), raw: false })?;
+//! let mut shout = StandIn::ascii_upper();
+//! let out = pipeline.translate_posts(&["@ana Mira https://x.org/a_(b). ¡Hola!\r\n#UE 🇪🇸 "], &mut shout)?;
+//! assert_eq!(out, ["@ana MIRA https://x.org/a_(b). ¡HOLA!\r\n#UE 🇪🇸 "]);
+//! # Ok::<(), reseam::text::Error>(())
+//! ```
+
+mod abbreviations;
+pub mod check;
+mod clean;
+mod edges;
+mod emoji;
+mod hashtags;
+mod lang;
+mod lines;
+mod links;
+mod mentions;
+mod pipeline;
+mod sentences;
+mod standin;
+#[cfg(test)]
+mod tests;
+mod wrap;
+
+pub use pipeline::{Options, Pipeline, Plan};
+pub use standin::{StandIn, StandInMode};
+
+/// Whatever a translator reports when it fails.
+pub type TranslatorError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// What the pipeline needs from a translation engine.
+pub trait SegmentTranslator {
+    /// Translates a batch of plain-text segments (sentences or pieces of one, without line breaks
+    /// or spacing at their ends), returning exactly one translation per segment, in order.
+    fn translate(&mut self, segments: &[&str]) -> Result<Vec<String>, TranslatorError>;
+
+    /// Number of model tokens of `segment` (without the end-of-sentence token), so that segments
+    /// over [`SegmentTranslator::max_tokens`] can be cut at sensible points.
+    fn token_count(&self, segment: &str) -> usize;
+
+    /// The most tokens a segment may have (Firefox's engine: `max-length-break` 128 − 1).
+    fn max_tokens(&self) -> usize;
+}
+
+impl<T: SegmentTranslator + ?Sized> SegmentTranslator for &mut T {
+    fn translate(&mut self, segments: &[&str]) -> Result<Vec<String>, TranslatorError> {
+        (**self).translate(segments)
+    }
+    fn token_count(&self, segment: &str) -> usize {
+        (**self).token_count(segment)
+    }
+    fn max_tokens(&self) -> usize {
+        (**self).max_tokens()
+    }
+}
+
+/// What can go wrong between posts and the engine.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The translator failed; its error is the source.
+    #[error("the translator failed on a batch of {segments} segments")]
+    Translator {
+        segments: usize,
+        #[source]
+        source: TranslatorError,
+    },
+    /// The translator broke its contract.
+    #[error(
+        "the translator returned {got} translations for {expected} segments; it must return exactly one per segment \
+         (a bug in the engine, please report it)"
+    )]
+    TranslationCount { expected: usize, got: usize },
+    /// The translator allows no tokens at all.
+    #[error("the translator allows 0 tokens per segment; check the model's length limit (max-length-break)")]
+    NoTokenBudget,
+    /// A language option is not a language tag.
+    #[error("{which} {tag:?} is not a language tag such as `es` or `pt-BR`; give the model's language codes")]
+    Language { which: &'static str, tag: String },
+}
