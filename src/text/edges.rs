@@ -13,6 +13,60 @@ use super::{hashtags, mentions};
 /// punctuation (plus a leading `RT` before a mention); the middle is what remains. A sentence of
 /// nothing else is all prefix.
 pub(crate) fn split(sentence: &str) -> (Range<usize>, Range<usize>, Range<usize>) {
+    // Peeling tags can uncover stray punctuation and the other way round: "(ojo)) @ana".
+    let mut middle = 0..sentence.len();
+    loop {
+        let (start, end) = stray_punctuation(&sentence[middle.clone()]);
+        let inner = middle.start + start..middle.start + end;
+        let (_, words, _) = split_words(&sentence[inner.clone()]);
+        let next = inner.start + words.start..inner.start + words.end;
+        if next == middle {
+            return (0..middle.start, middle.clone(), middle.end..sentence.len());
+        }
+        middle = next;
+    }
+}
+
+/// Punctuation that closes or continues what came before (a bracket or quote opened before a
+/// link, the comma after one: "(see https://x.org/a), and") cannot start a sentence, and an
+/// opening one cannot end it; nor does a bracket or quote belong to it whose other half is not in
+/// it. Such punctuation is kept out, with the spacing next to it. Returns the range left inside.
+fn stray_punctuation(sentence: &str) -> (usize, usize) {
+    let (mut start, mut end) = (0, sentence.len());
+    loop {
+        let inner = &sentence[start..end];
+        let trimmed = inner
+            .trim_start_matches(|c: char| ")]}»”’›,;:.…".contains(c) || c.is_whitespace())
+            .trim_end_matches(|c: char| "([{«“‘‹¿¡".contains(c) || c.is_whitespace());
+        let trimmed = unpaired(trimmed);
+        if trimmed.len() == inner.len() {
+            return (start, end);
+        }
+        // `trimmed` is a subslice of `inner`: find where it starts.
+        start += trimmed.as_ptr() as usize - inner.as_ptr() as usize;
+        end = start + trimmed.len();
+    }
+}
+
+const PAIRS: [(char, char); 5] = [('(', ')'), ('[', ']'), ('{', '}'), ('«', '»'), ('“', '”')];
+
+/// `s` without an opening bracket at its start, or a closing one at its end, that has no partner.
+fn unpaired(s: &str) -> &str {
+    let mut s = s;
+    if let Some(&(open, close)) = PAIRS.iter().find(|(open, _)| s.starts_with(*open)) {
+        if s.matches(close).count() < s.matches(open).count() {
+            s = s[open.len_utf8()..].trim_start();
+        }
+    }
+    if let Some(&(open, close)) = PAIRS.iter().find(|(_, close)| s.ends_with(*close)) {
+        if s.matches(open).count() < s.matches(close).count() {
+            s = s[..s.len() - close.len_utf8()].trim_end();
+        }
+    }
+    s
+}
+
+fn split_words(sentence: &str) -> (Range<usize>, Range<usize>, Range<usize>) {
     let words: Vec<Range<usize>> = word_ranges(sentence);
     let end = sentence.len();
     let passive = |i: usize| {
@@ -100,5 +154,17 @@ mod tests {
         assert_eq!(parts("C# es #1"), ("", "C# es #1", ""));
         assert_eq!(parts("@ana_y_más"), ("@ana_y_más", "", ""));
         assert_eq!(parts("— vía"), ("", "— vía", ""));
+    }
+
+    #[test]
+    fn keeps_stray_brackets_and_commas_out() {
+        assert_eq!(parts("), and"), ("), ", "and", ""));
+        assert_eq!(parts("see ("), ("", "see", " ("));
+        assert_eq!(parts("» , y @ana: dime ¿"), ("» , ", "y @ana: dime", " ¿"));
+        assert_eq!(parts(")."), (").", "", ""));
+        assert_eq!(parts("(see"), ("(", "see", ""));
+        assert_eq!(parts("«Fin» y (ya)"), ("", "«Fin» y (ya)", ""));
+        assert_eq!(parts("dijo) y"), ("", "dijo) y", ""));
+        assert_eq!(parts("y (ojo)) @ana"), ("", "y (ojo)", ") @ana"));
     }
 }

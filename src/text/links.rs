@@ -28,6 +28,11 @@ pub(crate) fn find(text: &str) -> Vec<Range<usize>> {
         let s = &text[start..end];
         match link.kind() {
             LinkKind::Email => {
+                // linkify takes any non-ASCII character for the local part ("⟦@ana.es").
+                let local = s.split('@').next().unwrap_or_default();
+                if !local.chars().all(|c| c.is_alphanumeric() || "!#$%&'*+-/=?^_`{|}~.".contains(c)) {
+                    continue;
+                }
                 if text[..start].ends_with("mailto:") {
                     start -= "mailto:".len();
                 }
@@ -125,6 +130,7 @@ mod tests {
             "#example.com",
             "a.b",
             "javascript:alert(1)",
+            "⟦@ana.es ¿@ana.garcia «@x.com",
         ] {
             assert_eq!(links(text), Vec::<&str>::new(), "{text:?}");
         }

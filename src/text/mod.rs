@@ -26,7 +26,7 @@
 //! ```
 //! use reseam::text::{Options, Pipeline, StandIn};
 //!
-//! let pipeline = Pipeline::new(&Options { source_lang: "es".into(), target_lang: "en".into(), raw: false })?;
+//! let pipeline = Pipeline::new(&Options::new("es", "en"))?;
 //! let mut shout = StandIn::ascii_upper();
 //! let out = pipeline.translate_posts(&["@ana Mira https://x.org/a_(b). ¡Hola!\r\n#UE 🇪🇸 "], &mut shout)?;
 //! assert_eq!(out, ["@ana MIRA https://x.org/a_(b). ¡HOLA!\r\n#UE 🇪🇸 "]);
@@ -37,14 +37,14 @@ mod abbreviations;
 pub mod check;
 mod clean;
 mod edges;
-mod emoji;
-mod hashtags;
-mod lang;
-mod lines;
-mod links;
-mod mentions;
+pub(crate) mod emoji;
+pub(crate) mod hashtags;
+pub(crate) mod lang;
+pub(crate) mod lines;
+pub(crate) mod links;
+pub(crate) mod mentions;
 mod pipeline;
-mod sentences;
+pub(crate) mod sentences;
 mod standin;
 #[cfg(test)]
 mod tests;

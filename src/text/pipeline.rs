@@ -19,6 +19,18 @@ pub struct Options {
     /// hashtags are kept out or restored. Lines, spacing, sentence splitting, long-sentence
     /// cutting and cleaning stay, so the output compares line for line with other engines'.
     pub raw: bool,
+    /// Split lines into sentences (Firefox, and Bergamot's `ssplit-mode: paragraph`). Off, each
+    /// line (or run between links) is one sentence, as Marian's command line and Bergamot's
+    /// `ssplit-mode: sentence` take their input; long ones are still cut to the model's limit.
+    pub split_sentences: bool,
+}
+
+impl Options {
+    /// Options for translating posts from `source_lang` to `target_lang`: links, emoji,
+    /// mentions and hashtags handled, sentences split.
+    pub fn new(source_lang: &str, target_lang: &str) -> Options {
+        Options { source_lang: source_lang.to_string(), target_lang: target_lang.to_string(), raw: false, split_sentences: true }
+    }
 }
 
 /// Turns posts into segments for a [`SegmentTranslator`] and its results back into posts.
@@ -27,6 +39,7 @@ pub struct Pipeline {
     source: Lang,
     target: Lang,
     raw: bool,
+    split_sentences: bool,
 }
 
 /// One part of a planned post.
@@ -57,6 +70,7 @@ impl Pipeline {
             source: Lang::parse(&options.source_lang, "source language")?,
             target: Lang::parse(&options.target_lang, "target language")?,
             raw: options.raw,
+            split_sentences: options.split_sentences,
         })
     }
 
@@ -204,7 +218,12 @@ impl Planner<'_, '_> {
         self.keep(leading);
         if !core.is_empty() {
             let mut previous: Option<Range<usize>> = None;
-            for sentence in sentences::split(&self.text[core.clone()], &self.pipeline.source) {
+            let sentences = if self.pipeline.split_sentences {
+                sentences::split(&self.text[core.clone()], &self.pipeline.source)
+            } else {
+                vec![0..core.len()]
+            };
+            for sentence in sentences {
                 let sentence = core.start + sentence.start..core.start + sentence.end;
                 if let Some(previous) = previous {
                     self.gap(previous.end..sentence.start);

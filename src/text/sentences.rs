@@ -11,7 +11,9 @@
 //! - opening quotes and brackets go with the sentence they open (UAX #29 counts `“` as closing,
 //!   which in `。“你好。”` would end the first sentence with the second's quote: Firefox inserts a
 //!   space there for ja/ko/zh sources; moving the boundary does the same without changing the text);
-//! - no split in Spanish dialogue before a lower-case tag ("¿Vienes? —preguntó");
+//! - a split before a dialogue dash that opens a new sentence ("¿Vienes? —Sí, ahora."), which
+//!   UAX #29 treats as a continuation; none before a lower-case tag ("¿Vienes? —preguntó"), nor after a
+//!   quoted question before lower case (`"Are you coming?" and left`);
 //! - a piece without letters or digits ("👋", "!!!", ":)") stays with the sentence before it.
 //!
 //! Decimals ("3.5", "3,5"), ellipses before lower case, `?`/`!` runs and closing quotes and
@@ -29,6 +31,7 @@ use super::lang::Lang;
 pub(crate) fn split(text: &str, lang: &Lang) -> Vec<Range<usize>> {
     let mut cuts: Vec<usize> = text.split_sentence_bound_indices().map(|(i, _)| i).filter(|&i| i > 0).collect();
     cuts.extend(ellipsis_cuts(text));
+    cuts.extend(dialogue_cuts(text));
     cuts.sort_unstable();
     cuts.dedup();
     let mut sentences: Vec<Range<usize>> = Vec::new();
@@ -69,6 +72,11 @@ fn keep_cut(before: &str, after: &str, lang: &Lang) -> bool {
         if initial || lang.abbreviations.is_prefix(abbr) || (before_number && lang.abbreviations.is_numeric(abbr)) {
             return false;
         }
+    }
+    // A question or exclamation quoted inside a sentence: `He asked, "Are you coming?" and left.`
+    let unquoted = trimmed.trim_end_matches(is_closing);
+    if unquoted.len() < trimmed.len() && unquoted.ends_with(['?', '!']) && after.starts_with(char::is_lowercase) {
+        return false;
     }
     // Spanish dialogue: "¿Vienes? —preguntó él."
     let mut next = after.chars();
@@ -115,6 +123,22 @@ fn ellipsis_cuts(text: &str) -> Vec<usize> {
         let word = after_space.trim_start_matches(|c: char| "¿¡".contains(c) || is_opening(c) || c == '"');
         if word.chars().next().is_some_and(char::is_uppercase) {
             cuts.push(text.len() - after_space.len());
+        }
+    }
+    cuts
+}
+
+/// Cuts before a dash that opens a line of dialogue after a finished sentence: `. —Sí`, `? —¿Y tú?`.
+fn dialogue_cuts(text: &str) -> Vec<usize> {
+    let mut cuts = Vec::new();
+    for (i, dash) in text.match_indices(['—', '–']) {
+        let before = text[..i].trim_end();
+        if before.len() == i || !before.trim_end_matches(is_closing).ends_with(['.', '?', '!', '…']) {
+            continue;
+        }
+        let word = text[i + dash.len()..].trim_start_matches(['¿', '¡']);
+        if word.chars().next().is_some_and(char::is_uppercase) {
+            cuts.push(i);
         }
     }
     cuts
