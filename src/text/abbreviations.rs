@@ -36,7 +36,8 @@ fn matches_entry(token: &str, entry: &str) -> bool {
         Some(first) => first.to_uppercase().chain(entry_chars).eq(token.chars()),
         None => false,
     };
-    capitalised || (token.chars().any(char::is_alphabetic) && token == entry.to_uppercase() && token.to_uppercase() == token)
+    capitalised
+        || (token.chars().any(char::is_alphabetic) && token == entry.to_uppercase() && token.to_uppercase() == token)
 }
 
 pub(crate) fn for_language(code: &str) -> &'static Abbreviations {
@@ -53,28 +54,30 @@ pub(crate) fn for_language(code: &str) -> &'static Abbreviations {
 
 static SPANISH: Abbreviations = Abbreviations {
     prefixes: &[
-        "Sr", "Sra", "Srta", "Sres", "Sras", "Srs", "Dr", "Dra", "Dres", "Drs", "Dña", "Da", "Ud", "Uds", "Vd",
-        "Vds", "Lic", "Licda", "Ing", "Arq", "Prof", "Profa", "Mtro", "Mtra", "Excmo", "Excma", "Ilmo", "Ilma",
-        "Rvdo", "Sto", "Sta", "Gral", "Cnel", "Tte", "Mons", "Av", "Avda", "Pza", "Cía", "Dpto", "Depto",
-        "aprox", "ej", "p.ej", "vs", "cf", "EE", "Mr", "Mrs",
+        "Sr", "Sra", "Srta", "Sres", "Sras", "Srs", "Dr", "Dra", "Dres", "Drs", "Dña", "Da", "Ud", "Uds", "Vd", "Vds",
+        "Lic", "Licda", "Ing", "Arq", "Prof", "Profa", "Mtro", "Mtra", "Excmo", "Excma", "Ilmo", "Ilma", "Rvdo", "Sto",
+        "Sta", "Gral", "Cnel", "Tte", "Mons", "Av", "Avda", "Pza", "Cía", "Dpto", "Depto", "aprox", "ej", "p.ej", "vs",
+        "cf", "EE", "Mr", "Mrs",
     ],
     numeric: &["art", "núm", "nº", "n", "p", "pp", "pág", "págs", "cap", "vol", "fig", "tel", "tfno", "c", "cta"],
 };
 
 static ENGLISH: Abbreviations = Abbreviations {
     prefixes: &[
-        "Mr", "Mrs", "Ms", "Messrs", "Mmes", "Dr", "Drs", "Prof", "St", "Mt", "Ft", "Jr", "Sr", "Gen", "Rep",
-        "Sen", "Gov", "Pres", "Capt", "Lt", "Col", "Maj", "Sgt", "Cpl", "Adm", "Cmdr", "Rev", "Hon", "Supt", "Insp",
-        "vs", "v", "e.g", "i.e", "cf", "viz", "approx", "Ave", "Blvd",
+        "Mr", "Mrs", "Ms", "Messrs", "Mmes", "Dr", "Drs", "Prof", "St", "Mt", "Ft", "Jr", "Sr", "Gen", "Rep", "Sen",
+        "Gov", "Pres", "Capt", "Lt", "Col", "Maj", "Sgt", "Cpl", "Adm", "Cmdr", "Rev", "Hon", "Supt", "Insp", "vs",
+        "v", "e.g", "i.e", "cf", "viz", "approx", "Ave", "Blvd",
     ],
     numeric: &[
-        "No", "Nos", "Vol", "vol", "pp", "p", "Art", "art", "Sec", "sec", "Ch", "ch", "Fig", "fig", "Eq", "Ref",
-        "Jan", "Feb", "Mar", "Apr", "Jun", "Jul", "Aug", "Sep", "Sept", "Oct", "Nov", "Dec",
+        "No", "Nos", "Vol", "vol", "pp", "p", "Art", "art", "Sec", "sec", "Ch", "ch", "Fig", "fig", "Eq", "Ref", "Jan",
+        "Feb", "Mar", "Apr", "Jun", "Jul", "Aug", "Sep", "Sept", "Oct", "Nov", "Dec",
     ],
 };
 
 static FRENCH: Abbreviations = Abbreviations {
-    prefixes: &["M", "MM", "Mme", "Mmes", "Mlle", "Mlles", "Dr", "Pr", "Me", "Mgr", "St", "Ste", "av", "bd", "cf", "ex"],
+    prefixes: &[
+        "M", "MM", "Mme", "Mmes", "Mlle", "Mlles", "Dr", "Pr", "Me", "Mgr", "St", "Ste", "av", "bd", "cf", "ex",
+    ],
     numeric: &["art", "n", "no", "p", "pp", "vol", "chap", "fig", "tél"],
 };
 
@@ -87,17 +90,24 @@ static GERMAN: Abbreviations = Abbreviations {
 };
 
 static ITALIAN: Abbreviations = Abbreviations {
-    prefixes: &["Sig", "Sigg", "Sig.ra", "Sig.na", "Dott", "Dott.ssa", "Prof", "Prof.ssa", "Avv", "Ing", "Geom", "On", "S", "ca", "cfr"],
+    prefixes: &[
+        "Sig", "Sigg", "Sig.ra", "Sig.na", "Dott", "Dott.ssa", "Prof", "Prof.ssa", "Avv", "Ing", "Geom", "On", "S",
+        "ca", "cfr",
+    ],
     numeric: &["art", "n", "pag", "pagg", "p", "cap", "vol", "fig", "tel"],
 };
 
 static PORTUGUESE: Abbreviations = Abbreviations {
-    prefixes: &["Sr", "Sra", "Srta", "Srs", "Dr", "Dra", "Drs", "Prof", "Profa", "Eng", "Exmo", "Exma", "Av", "Sto", "Sta", "p.ex", "ex", "cf"],
+    prefixes: &[
+        "Sr", "Sra", "Srta", "Srs", "Dr", "Dra", "Drs", "Prof", "Profa", "Eng", "Exmo", "Exma", "Av", "Sto", "Sta",
+        "p.ex", "ex", "cf",
+    ],
     numeric: &["art", "n", "nº", "p", "pp", "pág", "págs", "cap", "vol", "fig", "tel"],
 };
 
 /// Languages without a list of their own get the titles common to many European languages.
-static OTHER: Abbreviations = Abbreviations { prefixes: &["Dr", "Prof", "Mr", "Mrs", "Ms", "St"], numeric: &["No", "Nr", "p", "pp"] };
+static OTHER: Abbreviations =
+    Abbreviations { prefixes: &["Dr", "Prof", "Mr", "Mrs", "Ms", "St"], numeric: &["No", "Nr", "p", "pp"] };
 
 #[cfg(test)]
 mod tests {

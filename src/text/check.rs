@@ -32,7 +32,9 @@ impl fmt::Display for Violation {
             Violation::Trailing { line, source, translation } => {
                 write!(f, "line {line}: trailing spacing {source:?} became {translation:?}")
             }
-            Violation::Missing { line, what, text } => write!(f, "line {line}: {what} {text:?} is missing or out of order"),
+            Violation::Missing { line, what, text } => {
+                write!(f, "line {line}: {what} {text:?} is missing or out of order")
+            }
         }
     }
 }
@@ -116,12 +118,15 @@ mod tests {
         let src = " a https://x.org/1 😀 #UE b\nc ";
         let v = violations(src, " a https://x.org/2 #ue b\nc", false);
         let text: Vec<String> = v.iter().map(ToString::to_string).collect();
-        assert_eq!(text, [
-            "line 1: link \"https://x.org/1\" is missing or out of order",
-            "line 1: emoji \"😀\" is missing or out of order",
-            "line 1: hashtag \"#UE\" is missing or out of order",
-            "line 2: trailing spacing \" \" became \"\"",
-        ]);
+        assert_eq!(
+            text,
+            [
+                "line 1: link \"https://x.org/1\" is missing or out of order",
+                "line 1: emoji \"😀\" is missing or out of order",
+                "line 1: hashtag \"#UE\" is missing or out of order",
+                "line 2: trailing spacing \" \" became \"\"",
+            ]
+        );
         assert!(matches!(violations(src, "x", false)[..], [Violation::LineBreaks { .. }]));
         assert!(matches!(violations("a b", " a b", true)[..], [Violation::Leading { line: 1, .. }]));
     }

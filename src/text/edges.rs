@@ -53,15 +53,15 @@ const PAIRS: [(char, char); 5] = [('(', ')'), ('[', ']'), ('{', '}'), ('«', '»
 /// `s` without an opening bracket at its start, or a closing one at its end, that has no partner.
 fn unpaired(s: &str) -> &str {
     let mut s = s;
-    if let Some(&(open, close)) = PAIRS.iter().find(|(open, _)| s.starts_with(*open)) {
-        if s.matches(close).count() < s.matches(open).count() {
-            s = s[open.len_utf8()..].trim_start();
-        }
+    if let Some(&(open, close)) = PAIRS.iter().find(|(open, _)| s.starts_with(*open))
+        && s.matches(close).count() < s.matches(open).count()
+    {
+        s = s[open.len_utf8()..].trim_start();
     }
-    if let Some(&(open, close)) = PAIRS.iter().find(|(_, close)| s.ends_with(*close)) {
-        if s.matches(open).count() < s.matches(close).count() {
-            s = s[..s.len() - close.len_utf8()].trim_end();
-        }
+    if let Some(&(open, close)) = PAIRS.iter().find(|(_, close)| s.ends_with(*close))
+        && s.matches(open).count() < s.matches(close).count()
+    {
+        s = s[..s.len() - close.len_utf8()].trim_end();
     }
     s
 }
@@ -71,8 +71,7 @@ fn split_words(sentence: &str) -> (Range<usize>, Range<usize>, Range<usize>) {
     let end = sentence.len();
     let passive = |i: usize| {
         let word = &sentence[words[i].clone()];
-        is_tag_word(word)
-            || (i == 0 && word == "RT" && words.get(1).is_some_and(|w| is_tag_word(&sentence[w.clone()])))
+        is_tag_word(word) || (i == 0 && word == "RT" && words.get(1).is_some_and(|w| is_tag_word(&sentence[w.clone()])))
     };
     let first = (0..words.len()).find(|&i| !passive(i));
     let Some(first) = first else { return (0..end, end..end, end..end) };
@@ -135,7 +134,10 @@ mod tests {
 
     #[test]
     fn peels_handles_and_tags_at_the_edges() {
-        assert_eq!(parts("@_x_ Voy a permanecer. #UE #Presupuesto2026"), ("@_x_ ", "Voy a permanecer.", " #UE #Presupuesto2026"));
+        assert_eq!(
+            parts("@_x_ Voy a permanecer. #UE #Presupuesto2026"),
+            ("@_x_ ", "Voy a permanecer.", " #UE #Presupuesto2026")
+        );
         assert_eq!(parts("RT @usuario_123: Como saben, esto."), ("RT @usuario_123: ", "Como saben, esto.", ""));
         assert_eq!(parts("(@Parlamento_UE)"), ("(@Parlamento_UE)", "", ""));
         assert_eq!(parts("Gracias a @ana."), ("", "Gracias a", " @ana."));

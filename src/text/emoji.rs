@@ -86,7 +86,8 @@ mod tests {
 
     #[test]
     fn text_symbols_are_not_emoji() {
-        for text in ["Coca-Cola™ ©2026 ®", "¿¡Qué‼", "1 # 2 * 3", "a ↔ b", "…", "«»", "€ 3,5", "中文。"] {
+        for text in ["Coca-Cola™ ©2026 ®", "¿¡Qué‼", "1 # 2 * 3", "a ↔ b", "…", "«»", "€ 3,5", "中文。"]
+        {
             assert_eq!(emoji(text), Vec::<&str>::new(), "{text:?}");
         }
     }

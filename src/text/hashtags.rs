@@ -85,12 +85,10 @@ mod tests {
 
     #[test]
     fn finds_tags_with_accents_digits_and_underscores() {
-        assert_eq!(tags("#UE #Presupuesto2026 #última_hora #PolíticaAgraria"), [
-            "#UE",
-            "#Presupuesto2026",
-            "#última_hora",
-            "#PolíticaAgraria"
-        ]);
+        assert_eq!(
+            tags("#UE #Presupuesto2026 #última_hora #PolíticaAgraria"),
+            ["#UE", "#Presupuesto2026", "#última_hora", "#PolíticaAgraria"]
+        );
         assert_eq!(tags("(#Brexit), #1 C# &#39; ##x #"), ["#Brexit"]);
     }
 
@@ -99,7 +97,10 @@ mod tests {
         let src = "El #Brexit y la #UE";
         assert_eq!(restore(src, "The # brexit and the #EU".into()), "The #Brexit and the #UE");
         assert_eq!(restore(src, "The #brexit and the EU".into()), "The #brexit and the EU #Brexit #UE");
-        assert_eq!(restore(src, "#Brexit, #Brexit, #brexit and the EU".into()), "#Brexit, #Brexit, #brexit and the EU #UE");
+        assert_eq!(
+            restore(src, "#Brexit, #Brexit, #brexit and the EU".into()),
+            "#Brexit, #Brexit, #brexit and the EU #UE"
+        );
         assert_eq!(restore(src, String::new()), "#Brexit #UE");
         assert_eq!(restore("Sin etiquetas", "No #tags".into()), "No #tags");
     }

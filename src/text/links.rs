@@ -70,9 +70,9 @@ const KNOWN_TLDS: &[&str] = &[
     "com", "org", "net", "edu", "gov", "mil", "int", "info", "biz", "name", "pro", "io", "ai", "app", "dev", "co",
     "me", "tv", "xyz", "online", "site", "shop", "blog", "news", "link", "club", "store", "tech", "cloud", "live",
     "social", "art", "eu", "asia", "cat", "eus", "gal", "es", "uk", "de", "fr", "it", "pt", "nl", "be", "ch", "at",
-    "se", "no", "dk", "fi", "ie", "pl", "cz", "gr", "ro", "hu", "ru", "ua", "tr", "us", "ca", "mx", "ar", "cl",
-    "pe", "ve", "br", "uy", "py", "bo", "ec", "cr", "cu", "gt", "hn", "ni", "pa", "sv", "do", "pr", "au", "nz",
-    "jp", "cn", "kr", "tw", "hk", "in", "za", "ly", "gl", "ws", "fm", "gg", "to", "is", "ma", "ng", "ke",
+    "se", "no", "dk", "fi", "ie", "pl", "cz", "gr", "ro", "hu", "ru", "ua", "tr", "us", "ca", "mx", "ar", "cl", "pe",
+    "ve", "br", "uy", "py", "bo", "ec", "cr", "cu", "gt", "hn", "ni", "pa", "sv", "do", "pr", "au", "nz", "jp", "cn",
+    "kr", "tw", "hk", "in", "za", "ly", "gl", "ws", "fm", "gg", "to", "is", "ma", "ng", "ke",
 ];
 
 #[cfg(test)]
@@ -102,7 +102,10 @@ mod tests {
                 "http://example.org/a/b?q=pol%C3%ADtica+agraria&lang=es#comentarios ",
                 &["http://example.org/a/b?q=pol%C3%ADtica+agraria&lang=es#comentarios"],
             ),
-            ("https://example.com/búsqueda?término=año&página=2", &["https://example.com/búsqueda?término=año&página=2"]),
+            (
+                "https://example.com/búsqueda?término=año&página=2",
+                &["https://example.com/búsqueda?término=año&página=2"],
+            ),
             ("vía example.com/corto y www.example.com.", &["example.com/corto", "www.example.com"]),
             ("VISITA EXAMPLE.COM YA", &["EXAMPLE.COM"]),
             ("escribe a ana@example.es.", &["ana@example.es"]),

@@ -92,7 +92,11 @@ pub(crate) fn restore(source: &str, output: String) -> String {
 }
 
 /// `output` with each range of `spans` (in order, not overlapping) replaced by the next of `with`.
-pub(crate) fn replace_in_order<'a>(output: &str, spans: &[Range<usize>], with: impl Iterator<Item = &'a str>) -> String {
+pub(crate) fn replace_in_order<'a>(
+    output: &str,
+    spans: &[Range<usize>],
+    with: impl Iterator<Item = &'a str>,
+) -> String {
     let mut restored = String::with_capacity(output.len());
     let mut pos = 0;
     for (span, original) in spans.iter().zip(with) {

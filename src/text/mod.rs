@@ -15,13 +15,26 @@
 //! | mentions and hashtags at a sentence's edges (`edges`) | kept out of the sentence, put back byte for byte |
 //! | mentions inside a sentence (`mentions`) | translated with it; put back in order when the translation has as many |
 //! | hashtags inside a sentence (`hashtags`) | the same, and any the translation lost is appended |
+//! | brackets, quotes and commas a sentence cannot start or end with (`edges`) | kept out, put back |
 //! | text without letters (numbers, punctuation) | kept, never sent |
-//! | sentences (`sentences`) | UAX #29 boundaries with abbreviation lists and rules for Spanish and English |
+//! | sentences (`sentences`) | UAX #29 boundaries, abbreviation lists (es, en, fr, de, it, pt), rules for quotes, ellipses, dialogue |
 //! | sentences over the model's limit (`wrap`) | cut at clause punctuation, commas, then spaces |
 //! | soft hyphens (`clean`) | removed, as Firefox does |
 //!
 //! With [`Options::raw`] only lines, spacing, sentences, long-sentence cuts and cleaning remain,
-//! for line-for-line comparisons with other engines.
+//! for line-for-line comparisons with other engines; with [`Options::split_sentences`] off each
+//! line is one sentence, as Marian and Bergamot's `ssplit-mode: sentence` read their input.
+//!
+//! Why cut out rather than restore: links must come back byte for byte, and a model reproduces
+//! a long query string, a ZWJ family or a flag only most of the time; the text on either side of
+//! them is as well translated on its own. Mentions and hashtags inside a sentence are words of it
+//! (the subject, an object), so they stay and are restored; at its edges they are not, so they are
+//! kept out. Every segment depends only on its own text, never on what surrounds it, so a piece
+//! between two links translates exactly as the same piece alone, and a post exactly as its lines.
+//!
+//! [`Pipeline::translate_posts`] does it all; [`Pipeline::plan`] and [`Plan::finish`] split it
+//! for callers that schedule the translation themselves; [`check::violations`] tells what a
+//! translation failed to keep.
 //!
 //! ```
 //! use reseam::text::{Options, Pipeline, StandIn};
@@ -37,14 +50,14 @@ mod abbreviations;
 pub mod check;
 mod clean;
 mod edges;
-pub(crate) mod emoji;
-pub(crate) mod hashtags;
-pub(crate) mod lang;
-pub(crate) mod lines;
-pub(crate) mod links;
-pub(crate) mod mentions;
+mod emoji;
+mod hashtags;
+mod lang;
+mod lines;
+mod links;
+mod mentions;
 mod pipeline;
-pub(crate) mod sentences;
+mod sentences;
 mod standin;
 #[cfg(test)]
 mod tests;

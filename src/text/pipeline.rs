@@ -29,7 +29,12 @@ impl Options {
     /// Options for translating posts from `source_lang` to `target_lang`: links, emoji,
     /// mentions and hashtags handled, sentences split.
     pub fn new(source_lang: &str, target_lang: &str) -> Options {
-        Options { source_lang: source_lang.to_string(), target_lang: target_lang.to_string(), raw: false, split_sentences: true }
+        Options {
+            source_lang: source_lang.to_string(),
+            target_lang: target_lang.to_string(),
+            raw: false,
+            split_sentences: true,
+        }
     }
 }
 
@@ -86,20 +91,27 @@ impl Pipeline {
             return plan.finish(Vec::new());
         }
         let segments: Vec<&str> = plan.segments().iter().map(String::as_str).collect();
-        let translations = translator
-            .translate(&segments)
-            .map_err(|source| Error::Translator { segments: segments.len(), source })?;
+        let translations =
+            translator.translate(&segments).map_err(|source| Error::Translator { segments: segments.len(), source })?;
         plan.finish(translations)
     }
 
     /// [`Pipeline::translate_posts`] for one post.
-    pub fn translate_post<T: SegmentTranslator + ?Sized>(&self, post: &str, translator: &mut T) -> Result<String, Error> {
+    pub fn translate_post<T: SegmentTranslator + ?Sized>(
+        &self,
+        post: &str,
+        translator: &mut T,
+    ) -> Result<String, Error> {
         // One post in, so exactly one out.
         Ok(self.translate_posts(&[post], translator)?.remove(0))
     }
 
     /// Cuts posts into segments; `translator` is asked only for token counts and its limit.
-    pub fn plan<'a, T: SegmentTranslator + ?Sized>(&self, posts: &[&'a str], translator: &T) -> Result<Plan<'a>, Error> {
+    pub fn plan<'a, T: SegmentTranslator + ?Sized>(
+        &self,
+        posts: &[&'a str],
+        translator: &T,
+    ) -> Result<Plan<'a>, Error> {
         let max_tokens = translator.max_tokens();
         if max_tokens == 0 {
             return Err(Error::NoTokenBudget);
@@ -168,11 +180,8 @@ impl Plan<'_> {
 /// so a break the model made up would add a line) and no spacing at its ends (the source's is put
 /// back around it).
 fn tidy(translation: String) -> String {
-    let flat = if translation.contains(lines::is_break) {
-        translation.replace(lines::is_break, " ")
-    } else {
-        translation
-    };
+    let flat =
+        if translation.contains(lines::is_break) { translation.replace(lines::is_break, " ") } else { translation };
     let trimmed = flat.trim();
     if trimmed.len() == flat.len() { flat } else { trimmed.to_string() }
 }
@@ -221,7 +230,7 @@ impl Planner<'_, '_> {
             let sentences = if self.pipeline.split_sentences {
                 sentences::split(&self.text[core.clone()], &self.pipeline.source)
             } else {
-                vec![0..core.len()]
+                std::iter::once(0..core.len()).collect()
             };
             for sentence in sentences {
                 let sentence = core.start + sentence.start..core.start + sentence.end;

@@ -24,13 +24,16 @@ struct Cut {
 pub(crate) fn cut(text: &str, max: usize, count: impl Fn(&str) -> usize) -> Vec<Range<usize>> {
     let mut pieces = Vec::new();
     let mut start = 0;
+    // No piece of `max` tokens is longer than this, so nothing beyond it is ever counted: a
+    // megabyte without a space costs a bounded number of token counts per piece.
+    let window = max.saturating_mul(MAX_BYTES_PER_TOKEN);
     while start < text.len() {
         let rest = &text[start..];
-        if count(rest) <= max {
+        if rest.len() <= window && count(rest) <= max {
             pieces.push(start..text.len());
             return pieces;
         }
-        let cuts = candidates(rest);
+        let cuts = candidates(rest, window);
         // Token counts grow with the prefix, so the fitting cuts come first.
         let fitting = cuts.partition_point(|c| count(&rest[..c.end]) <= max);
         let chosen = match fitting.checked_sub(1) {
@@ -42,7 +45,7 @@ pub(crate) fn cut(text: &str, max: usize, count: impl Fn(&str) -> usize) -> Vec<
                     .min_by_key(|c| (c.rank, std::cmp::Reverse(c.end)))
                     .unwrap_or(&cuts[last])
             }
-            None => grapheme_cut(rest, max, &count),
+            None => grapheme_cut(rest, window, max, &count),
         };
         pieces.push(start..start + chosen.end);
         start += chosen.next;
@@ -50,11 +53,19 @@ pub(crate) fn cut(text: &str, max: usize, count: impl Fn(&str) -> usize) -> Vec<
     pieces
 }
 
-fn candidates(text: &str) -> Vec<Cut> {
+/// More than any tokenizer spends on one token (a SentencePiece piece is at most 16 characters
+/// of at most 4 bytes).
+const MAX_BYTES_PER_TOKEN: usize = 64;
+
+/// The possible cuts of `text` whose piece ends within `window` bytes.
+fn candidates(text: &str, window: usize) -> Vec<Cut> {
     let mut cuts = Vec::new();
     let mut prev: Option<char> = None;
     let mut space_start = None;
     for (i, c) in text.char_indices() {
+        if space_start.unwrap_or(i) > window {
+            break;
+        }
         if c.is_whitespace() {
             if space_start.is_none() {
                 space_start = Some(i);
@@ -83,9 +94,15 @@ fn candidates(text: &str) -> Vec<Cut> {
     cuts
 }
 
-/// The longest run of whole graphemes that fits, or the first grapheme if none does.
-fn grapheme_cut(text: &str, max: usize, count: &impl Fn(&str) -> usize) -> Cut {
-    let ends: Vec<usize> = text.grapheme_indices(true).map(|(i, g)| i + g.len()).collect();
+/// The longest run of whole graphemes within `window` bytes that fits, or the first grapheme if
+/// none does.
+fn grapheme_cut(text: &str, window: usize, max: usize, count: &impl Fn(&str) -> usize) -> Cut {
+    let mut ends: Vec<usize> =
+        text.grapheme_indices(true).map(|(i, g)| i + g.len()).take_while(|&e| e <= window).collect();
+    if ends.is_empty() {
+        // `text` is not empty (the caller stops at its end), so it has a first grapheme.
+        ends.extend(text.grapheme_indices(true).map(|(i, g)| i + g.len()).take(1));
+    }
     let fitting = ends.partition_point(|&end| count(&text[..end]) <= max);
     let end = ends[fitting.saturating_sub(1).min(ends.len() - 1)];
     Cut { end, next: end, rank: 3 }
@@ -124,6 +141,20 @@ mod tests {
         let chars = |s: &str| s.chars().count();
         assert_eq!(pieces("abcdefgh ij", 3, chars), ["abc", "def", "gh", "ij"]);
         assert_eq!(pieces("😀👍🏽x", 1, chars), ["😀", "👍🏽", "x"]);
+    }
+
+    #[test]
+    fn a_megabyte_without_spaces_costs_little() {
+        let text = "ab".repeat(500_000);
+        let calls = std::cell::Cell::new(0usize);
+        let count = |s: &str| {
+            calls.set(calls.get() + 1);
+            s.len().div_ceil(4)
+        };
+        let got = cut(&text, 100, count);
+        assert_eq!(got.len(), 2500);
+        assert!(got.iter().all(|r| r.len() == 400));
+        assert!(calls.get() < 2500 * 16, "{} token counts", calls.get());
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! Properties every translation keeps, checked on any translator (the stand-in here; the engine
 //! with one more line), on the fixture's 200 synthetic posts and on generated ones.
 
-use crate::text::{Options, Pipeline, SegmentTranslator, StandIn, StandInMode, TranslatorError, check, lines, links, mentions};
+use crate::text::{
+    Options, Pipeline, SegmentTranslator, StandIn, StandInMode, TranslatorError, check, lines, links, mentions,
+};
 
 /// The fixture's posts (`{"id": n, "text": ...}` per line).
 pub(super) fn fixture_posts() -> Vec<String> {
@@ -48,7 +50,11 @@ impl<T: SegmentTranslator + ?Sized> SegmentTranslator for Recorder<'_, T> {
 /// - each line is its pieces between links, each translated alone, with the links between.
 ///
 /// Returns one message per failure.
-pub(crate) fn failures<T: SegmentTranslator + ?Sized>(posts: &[&str], options: &Options, translator: &mut T) -> Vec<String> {
+pub(crate) fn failures<T: SegmentTranslator + ?Sized>(
+    posts: &[&str],
+    options: &Options,
+    translator: &mut T,
+) -> Vec<String> {
     let pipeline = Pipeline::new(options).expect("test options are valid");
     let mut failures = Vec::new();
     let mut fail = |n: usize, post: &str, what: String| failures.push(format!("post {n} {post:?}: {what}"));
@@ -57,10 +63,8 @@ pub(crate) fn failures<T: SegmentTranslator + ?Sized>(posts: &[&str], options: &
         Err(e) => return vec![format!("the batch of all posts failed: {e}")],
     };
     // Lines as separate posts, as `translate` feeds them.
-    let split: Vec<Vec<(&str, &str)>> = posts
-        .iter()
-        .map(|post| lines::split(post).into_iter().map(|(l, t)| (&post[l], &post[t])).collect())
-        .collect();
+    let split: Vec<Vec<(&str, &str)>> =
+        posts.iter().map(|post| lines::split(post).into_iter().map(|(l, t)| (&post[l], &post[t])).collect()).collect();
     let all_lines: Vec<&str> = split.iter().flatten().map(|(line, _)| *line).collect();
     let by_line = match pipeline.translate_posts(&all_lines, translator) {
         Ok(by_line) => by_line,
@@ -71,7 +75,8 @@ pub(crate) fn failures<T: SegmentTranslator + ?Sized>(posts: &[&str], options: &
         for v in check::violations(post, out, options.raw) {
             fail(n, post, format!("{v} in {out:?}"));
         }
-        let joined: String = split[n].iter().map(|(_, t)| format!("{}{t}", by_line.next().unwrap_or_default())).collect();
+        let joined: String =
+            split[n].iter().map(|(_, t)| format!("{}{t}", by_line.next().unwrap_or_default())).collect();
         if joined != *out {
             fail(n, post, format!("line by line gives {joined:?}, whole post {out:?}"));
         }

@@ -19,7 +19,10 @@ fn cuts_posts_where_a_reader_would() {
             "@_x_ Voy a permanecer de pie, aunque soy alto. #UE #Presupuesto2026",
             "@_x_ ⟦Voy a permanecer de pie, aunque soy alto.⟧ #UE #Presupuesto2026",
         ),
-        ("RT @usuario_123: Como saben, esto.\t#PolíticaAgraria\r\n", "RT @usuario_123: ⟦Como saben, esto.⟧\t#PolíticaAgraria\r\n"),
+        (
+            "RT @usuario_123: Como saben, esto.\t#PolíticaAgraria\r\n",
+            "RT @usuario_123: ⟦Como saben, esto.⟧\t#PolíticaAgraria\r\n",
+        ),
         (
             "🎉 Intervengo hoy. (@Parlamento_UE)\n— vía https://www.example.net/ver?v=dQw4w9WgXcQ&t=42s ",
             "🎉 ⟦Intervengo hoy.⟧ (@Parlamento_UE)\n⟦— vía⟧ https://www.example.net/ver?v=dQw4w9WgXcQ&t=42s ",
@@ -28,7 +31,10 @@ fn cuts_posts_where_a_reader_would() {
         ("  Hola.   Adiós 👋🏽  \r\n\r\n", "  ⟦Hola.⟧   ⟦Adiós⟧ 👋🏽  \r\n\r\n"),
         ("Escribe a ana@example.es o a @ana.", "⟦Escribe a⟧ ana@example.es ⟦o a⟧ @ana."),
         ("El #Brexit y @ana: ¿qué opináis?", "⟦El #Brexit y @ana: ¿qué opináis?⟧"),
-        ("1.500 € a las 18:30 del 29/11/2026 (+34 600 000 000)", "⟦1.500 € a las 18:30 del 29/11/2026 (+34 600 000 000)⟧"),
+        (
+            "1.500 € a las 18:30 del 29/11/2026 (+34 600 000 000)",
+            "⟦1.500 € a las 18:30 del 29/11/2026 (+34 600 000 000)⟧",
+        ),
         ("Fin. (+34 600 000 000)", "⟦Fin.⟧ (+34 600 000 000)"),
         ("¿Viste https://x.org/a? ¡Increíble!", "⟦¿Viste⟧ https://x.org/a? ⟦¡Increíble!⟧"),
         ("(Véase el anexo.) «Fin». (Mira https://x.org)", "⟦(Véase el anexo.)⟧ ⟦«Fin».⟧ (⟦Mira⟧ https://x.org)"),

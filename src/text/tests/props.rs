@@ -8,29 +8,81 @@ use super::fixture::failures;
 use crate::text::{Options, Pipeline, SegmentTranslator, StandIn, StandInMode, emoji, hashtags, links, mentions};
 
 const WORDS: &[&str] = &[
-    "hola", "Parlamento", "la", "Comisión", "año", "niño", "über", "café", "Sr.", "EE.", "UU.", "p.", "ej.", "etc.",
-    "3.5", "3,5", "1.500", "18:30", "€", "¿Qué", "tal?", "¡Vamos!", "«cita»", "\"quote\"", "(nota)", "jajaja", "RT",
-    "I", "the", "Dr.", "e.g.", "...", "…", "—", "-", "well,", "yes.", "no!", "why?", "OK", "vía", "ÉXITO!!!",
+    "hola",
+    "Parlamento",
+    "la",
+    "Comisión",
+    "año",
+    "niño",
+    "über",
+    "café",
+    "Sr.",
+    "EE.",
+    "UU.",
+    "p.",
+    "ej.",
+    "etc.",
+    "3.5",
+    "3,5",
+    "1.500",
+    "18:30",
+    "€",
+    "¿Qué",
+    "tal?",
+    "¡Vamos!",
+    "«cita»",
+    "\"quote\"",
+    "(nota)",
+    "jajaja",
+    "RT",
+    "I",
+    "the",
+    "Dr.",
+    "e.g.",
+    "...",
+    "…",
+    "—",
+    "-",
+    "well,",
+    "yes.",
+    "no!",
+    "why?",
+    "OK",
+    "vía",
+    "ÉXITO!!!",
 ];
 
 const EMOJI: &[&str] = &[
-    "😀", "🔥🔥🔥", "👍🏽", "👩\u{200d}💻", "👨\u{200d}👩\u{200d}👧\u{200d}👦", "🇪🇸", "🇪🇺", "❤️", "☕️", "1️⃣",
-    "🏴\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F}", "🏳️\u{200d}🌈", "✅", "🙏🏿",
+    "😀",
+    "🔥🔥🔥",
+    "👍🏽",
+    "👩\u{200d}💻",
+    "👨\u{200d}👩\u{200d}👧\u{200d}👦",
+    "🇪🇸",
+    "🇪🇺",
+    "❤️",
+    "☕️",
+    "1️⃣",
+    "🏴\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F}",
+    "🏳️\u{200d}🌈",
+    "✅",
+    "🙏🏿",
 ];
 
 fn handle() -> impl Strategy<Value = String> {
-    prop_oneof![
-        "[A-Za-z_][A-Za-z0-9_]{0,11}",
-        "[a-z]{2,6}\\.[a-z]{2,6}",
-        "(usuario|ana|José|comisión)_[0-9]{1,3}",
-    ]
+    prop_oneof!["[A-Za-z_][A-Za-z0-9_]{0,11}", "[a-z]{2,6}\\.[a-z]{2,6}", "(usuario|ana|José|comisión)_[0-9]{1,3}",]
 }
 
 fn link() -> impl Strategy<Value = String> {
     let scheme = prop_oneof![Just("https://"), Just("http://"), Just(""), Just("https://www.")];
     let host = prop_oneof![Just("example.com"), Just("sub.example.org"), Just("x.es"), Just("t.co")];
     let path = prop::collection::vec(
-        prop_oneof!["[a-z0-9_-]{1,8}", "[a-z]{1,5}_\\([a-z0-9]{1,4}\\)", "[a-zñá]{1,6}\\.html", "%[0-9A-F]{2}[a-z]{1,3}"],
+        prop_oneof![
+            "[a-z0-9_-]{1,8}",
+            "[a-z]{1,5}_\\([a-z0-9]{1,4}\\)",
+            "[a-zñá]{1,6}\\.html",
+            "%[0-9A-F]{2}[a-z]{1,3}"
+        ],
         1..4,
     );
     let query = prop::option::of(("[a-z]{1,4}", "[a-z0-9%]{0,5}", "[a-z]{1,4}", "\\(?[0-9]{1,3}\\)?"));

@@ -6,10 +6,18 @@ use crate::text::sentences::split;
 /// (language, text, expected sentences).
 const CASES: &[(&str, &str, &[&str])] = &[
     // Spanish: abbreviations.
-    ("es", "Me quiero unir al coro de alabanzas para el Sr. Whitehead.", &["Me quiero unir al coro de alabanzas para el Sr. Whitehead."]),
+    (
+        "es",
+        "Me quiero unir al coro de alabanzas para el Sr. Whitehead.",
+        &["Me quiero unir al coro de alabanzas para el Sr. Whitehead."],
+    ),
     ("es", "La Sra. Swiebel lo ha dejado claro. Gracias.", &["La Sra. Swiebel lo ha dejado claro.", "Gracias."]),
     ("es", "Habló el Dr. García. Luego votamos.", &["Habló el Dr. García.", "Luego votamos."]),
-    ("es", "El Sr. López y la Sra. García llegaron. Todos aplaudieron.", &["El Sr. López y la Sra. García llegaron.", "Todos aplaudieron."]),
+    (
+        "es",
+        "El Sr. López y la Sra. García llegaron. Todos aplaudieron.",
+        &["El Sr. López y la Sra. García llegaron.", "Todos aplaudieron."],
+    ),
     ("es", "Hablaron el Excmo. Sr. Presidente y otros.", &["Hablaron el Excmo. Sr. Presidente y otros."]),
     ("es", "Ud. tiene razón. Lo siento.", &["Ud. tiene razón.", "Lo siento."]),
     ("es", "EL SR. LÓPEZ HA LLEGADO. BIENVENIDO.", &["EL SR. LÓPEZ HA LLEGADO.", "BIENVENIDO."]),
@@ -36,7 +44,11 @@ const CASES: &[(&str, &str, &[&str])] = &[
     ("es", "Bueno… ya veremos.", &["Bueno… ya veremos."]),
     ("es", "Bueno… Ya veremos.", &["Bueno…", "Ya veremos."]),
     ("es", "Pues… ¿Y ahora qué?", &["Pues…", "¿Y ahora qué?"]),
-    ("es", "En los últimos años los ciudadanos de la Unión Europea...", &["En los últimos años los ciudadanos de la Unión Europea..."]),
+    (
+        "es",
+        "En los últimos años los ciudadanos de la Unión Europea...",
+        &["En los últimos años los ciudadanos de la Unión Europea..."],
+    ),
     // Spanish: questions, exclamations, quotes, dialogue.
     ("es", "¿Qué hora es? Son las tres.", &["¿Qué hora es?", "Son las tres."]),
     ("es", "¡Qué bien! ¿Vienes?", &["¡Qué bien!", "¿Vienes?"]),
@@ -47,7 +59,11 @@ const CASES: &[(&str, &str, &[&str])] = &[
         &["¿Ha tratado el Consejo este asunto????", "hubiera preferido que se lograra para 2012."],
     ),
     ("es", "¡¡¡LA AMPLIACIÓN DE 2004 FUE UN ÉXITO!!!", &["¡¡¡LA AMPLIACIÓN DE 2004 FUE UN ÉXITO!!!"]),
-    ("es", "¡¡¡¿DE RELLENAR INCORRECTAMENTE LOS FORMULARIOS?!!!", &["¡¡¡¿DE RELLENAR INCORRECTAMENTE LOS FORMULARIOS?!!!"]),
+    (
+        "es",
+        "¡¡¡¿DE RELLENAR INCORRECTAMENTE LOS FORMULARIOS?!!!",
+        &["¡¡¡¿DE RELLENAR INCORRECTAMENTE LOS FORMULARIOS?!!!"],
+    ),
     ("es", "Dijo: «Me voy.» Y se fue.", &["Dijo: «Me voy.»", "Y se fue."]),
     ("es", "«Es el fin». Eso dijo.", &["«Es el fin».", "Eso dijo."]),
     ("es", "«¿Vienes?», preguntó.", &["«¿Vienes?», preguntó."]),
@@ -65,7 +81,11 @@ const CASES: &[(&str, &str, &[&str])] = &[
     ("es", "Hay uuuuuun motivo de peso. 👍🏽", &["Hay uuuuuun motivo de peso. 👍🏽"]),
     ("es", "Gracias por todo 🙏", &["Gracias por todo 🙏"]),
     ("es", "¡Gracias! 🙏🙏 Nos vemos.", &["¡Gracias!", "🙏🙏 Nos vemos."]),
-    ("es", "Como en el cine: Rambo I, Rambo II??? esto es crucial.", &["Como en el cine: Rambo I, Rambo II???", "esto es crucial."]),
+    (
+        "es",
+        "Como en el cine: Rambo I, Rambo II??? esto es crucial.",
+        &["Como en el cine: Rambo I, Rambo II???", "esto es crucial."],
+    ),
     (
         "es",
         "Deseo daaar la enhorabuena al Sr. von Wogau porque a las 11 horas le será impuesta la Legión de Honor.",
