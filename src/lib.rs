@@ -10,4 +10,5 @@
 
 pub mod fetch;
 pub mod paths;
+pub mod speculate;
 pub mod text;
