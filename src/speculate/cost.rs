@@ -1,0 +1,284 @@
+//! The cost model of speculative decoding, and `-k auto`, which uses it every round.
+//!
+//! Standard model (Leviathan et al. 2023, §3): with i.i.d. acceptance probability α, draft
+//! length k and c = (draft pass time) / (target pass time), a round yields
+//! E(α, k) = (1 − α^{k+1}) / (1 − α) tokens and the speedup is S = E / (k·c + 1); it assumes the
+//! target verifies k+1 positions in the time of one pass. The measured-cost model replaces the
+//! denominator with what a round really took: S = E · T_target / T_round.
+//!
+//! Break-even acceptance solves S = 1. Under the geometric gain model that is
+//! α + α² + … + α^k = T_round/T_target − 1; under the linear model E = 1 + α·k it is
+//! α = (T_round/T_target − 1)/k. Above 100% means no acceptance rate can pay for the round:
+//! exactly when T_round > (k+1)·T_target.
+
+use std::collections::BTreeMap;
+
+use super::metrics::Acc;
+
+/// Expected committed tokens per round, E(α, k) (k may be fractional: a mean candidate count).
+pub fn expected_tokens(alpha: f64, k: f64) -> f64 {
+    let a = alpha.clamp(0.0, 1.0);
+    if a >= 1.0 - 1e-12 { k + 1.0 } else { (1.0 - a.powf(k + 1.0)) / (1.0 - a) }
+}
+
+/// Leviathan's expected walltime improvement S(α, k, c).
+pub fn standard_speedup(alpha: f64, k: f64, c: f64) -> f64 {
+    expected_tokens(alpha, k) / (k * c + 1.0)
+}
+
+/// The acceptance α at which a round costing `round_ratio` target passes breaks even, under the
+/// geometric gain model; None when even α = 1 cannot (round_ratio > k+1).
+pub fn break_even_geometric(round_ratio: f64, k: f64) -> Option<f64> {
+    if round_ratio <= 1.0 {
+        return Some(0.0);
+    }
+    if round_ratio > k + 1.0 || k <= 0.0 {
+        return None;
+    }
+    // E(α, k) rises monotonically from 1 to k+1 on [0, 1]: bisect.
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    for _ in 0..60 {
+        let mid = 0.5 * (lo + hi);
+        if expected_tokens(mid, k) < round_ratio { lo = mid } else { hi = mid }
+    }
+    Some(0.5 * (lo + hi))
+}
+
+/// The same under the linear gain model E = 1 + α·k.
+pub fn break_even_linear(round_ratio: f64, k: f64) -> Option<f64> {
+    if k <= 0.0 {
+        return None;
+    }
+    let a = ((round_ratio - 1.0) / k).max(0.0);
+    (a <= 1.0).then_some(a)
+}
+
+/// The speedup a round of `k_draft` draft passes and `k_target` candidates would give, from
+/// measured pass costs (seconds) and α.
+pub struct CostInputs<'a> {
+    pub target_pass: f64,
+    pub draft_pass: f64,
+    /// Measured verification pass times by positions.
+    pub verify: &'a BTreeMap<usize, Acc>,
+    /// Per-round translation, re-sync and bookkeeping time.
+    pub overhead: f64,
+}
+
+impl CostInputs<'_> {
+    /// Verification pass time for `rows` positions: measured, else interpolated linearly between
+    /// measured sizes (a pass over one position costs a target pass), else extrapolated from the
+    /// largest two, else assumed memory-bound (as one target pass).
+    pub fn verify_time(&self, rows: usize) -> f64 {
+        let mut pts: Vec<(f64, f64)> = vec![(1.0, self.target_pass)];
+        pts.extend(self.verify.iter().filter(|(m, a)| **m > 1 && a.n > 0).filter_map(|(m, a)| Some((*m as f64, a.mean()?))));
+        if let Some(a) = self.verify.get(&1).and_then(Acc::mean) {
+            pts[0].1 = a;
+        }
+        let x = rows as f64;
+        if let Some(&(_, y)) = pts.iter().find(|p| p.0 == x) {
+            return y;
+        }
+        let below = pts.iter().rev().find(|p| p.0 < x).copied();
+        let above = pts.iter().find(|p| p.0 > x).copied();
+        match (below, above) {
+            (Some(a), Some(b)) => a.1 + (b.1 - a.1) * (x - a.0) / (b.0 - a.0),
+            (Some(b), None) if pts.len() >= 2 => {
+                let a = pts[pts.len() - 2];
+                (b.1 + (b.1 - a.1) / (b.0 - a.0) * (x - b.0)).max(b.1)
+            }
+            (Some(b), None) => b.1,
+            _ => self.target_pass,
+        }
+    }
+
+    pub fn predicted_speedup(&self, alpha: f64, k_draft: f64, k_target: f64) -> f64 {
+        let rows = k_target.round().max(0.0) as usize + 1;
+        let round = k_draft * self.draft_pass + self.verify_time(rows) + self.overhead;
+        expected_tokens(alpha, k_target) * self.target_pass / round
+    }
+}
+
+/// `-k auto`: before each round, the k that maximises the expected speedup under the running
+/// acceptance estimate and the measured costs; 0 (no drafting) when nothing beats the target
+/// alone. Acceptance and costs are exponentially weighted so the choice follows the text
+/// (lists and code accept more than free prose).
+#[derive(Clone, Debug)]
+pub struct AutoK {
+    pub k_max: usize,
+    target_pass: f64,
+    /// Decayed counts of accepted candidates and rejections (α̂ = A / (A + R)), with a prior.
+    accepted: f64,
+    rejected: f64,
+    /// Decayed candidates and draft tokens (r = candidates per draft token).
+    candidates: f64,
+    drafted: f64,
+    draft_pass: Acc,
+    verify: BTreeMap<usize, Acc>,
+    overhead: Acc,
+    idle: usize,
+}
+
+/// Weight kept per round: about the last 20 rounds count.
+const DECAY: f64 = 0.95;
+/// After this many rounds without drafting, draft one token to see whether acceptance changed.
+const PROBE_EVERY: usize = 16;
+
+impl AutoK {
+    pub fn new(k_max: usize, target_pass: f64) -> AutoK {
+        AutoK {
+            k_max: k_max.max(1),
+            target_pass,
+            accepted: 1.0,
+            rejected: 1.0,
+            candidates: 1.0,
+            drafted: 1.0,
+            draft_pass: Acc::default(),
+            verify: BTreeMap::new(),
+            overhead: Acc::default(),
+            idle: 0,
+        }
+    }
+
+    pub fn alpha(&self) -> f64 {
+        self.accepted / (self.accepted + self.rejected)
+    }
+
+    /// The draft length for the next round, at most `cap`.
+    pub fn choose(&mut self, cap: usize) -> usize {
+        let cap = cap.min(self.k_max);
+        if cap == 0 {
+            return 0;
+        }
+        let Some(draft_pass) = self.draft_pass.mean() else {
+            return cap.min(2); // costs unknown: measure them
+        };
+        let inputs = CostInputs {
+            target_pass: self.target_pass,
+            draft_pass,
+            verify: &self.verify,
+            overhead: self.overhead.mean().unwrap_or(0.0),
+        };
+        let (alpha, r) = (self.alpha(), self.candidates / self.drafted);
+        let mut best = (0, 1.0);
+        for k in 1..=cap {
+            let s = inputs.predicted_speedup(alpha, k as f64, r * k as f64);
+            if s > best.1 {
+                best = (k, s);
+            }
+        }
+        if best.0 == 0 {
+            self.idle += 1;
+            if self.idle >= PROBE_EVERY {
+                self.idle = 0;
+                return 1;
+            }
+        } else {
+            self.idle = 0;
+        }
+        best.0
+    }
+
+    /// Learns from a finished round.
+    pub fn observe(&mut self, r: &RoundObservation) {
+        if r.drafted > 0 {
+            self.accepted = self.accepted * DECAY + r.accepted as f64;
+            self.rejected = self.rejected * DECAY + (r.accepted < r.proposed) as u8 as f64;
+            self.candidates = self.candidates * DECAY + r.proposed as f64;
+            self.drafted = self.drafted * DECAY + r.drafted as f64;
+            self.overhead.add(r.overhead_s);
+        }
+        for &t in &r.draft_single_s {
+            self.draft_pass.add(t);
+        }
+        self.verify.entry(r.verify_rows).or_default().add(r.verify_s);
+    }
+}
+
+/// What `-k auto` learns from a round.
+#[derive(Clone, Debug, Default)]
+pub struct RoundObservation {
+    pub drafted: usize,
+    pub proposed: usize,
+    pub accepted: usize,
+    pub draft_single_s: Vec<f64>,
+    pub verify_rows: usize,
+    pub verify_s: f64,
+    pub overhead_s: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expected_tokens_matches_the_closed_form() {
+        assert!((expected_tokens(0.5, 2.0) - 1.75).abs() < 1e-12);
+        assert_eq!(expected_tokens(1.0, 4.0), 5.0);
+        assert_eq!(expected_tokens(0.0, 6.0), 1.0);
+    }
+
+    /// The doc's table: break-even α under the standard model for c = 0.28.
+    #[test]
+    fn break_even_reproduces_the_reference_table() {
+        let c = 0.28;
+        for (k, want) in [(1, 0.28), (2, 0.40), (3, 0.49), (4, 0.55), (5, 0.60), (6, 0.64), (8, 0.71)] {
+            let ratio = 1.0 + k as f64 * c;
+            let a = break_even_geometric(ratio, k as f64).unwrap();
+            assert!((a - want).abs() < 0.006, "k={k}: {a} vs {want}");
+            assert!((standard_speedup(a, k as f64, c) - 1.0).abs() < 1e-9);
+        }
+        // Linear model at k=2 with the paper's 40%: c = 0.40.
+        assert!((break_even_linear(1.8, 2.0).unwrap() - 0.4).abs() < 1e-12);
+    }
+
+    #[test]
+    fn break_even_above_one_is_unreachable() {
+        assert_eq!(break_even_geometric(7.5, 6.0), None, "a round dearer than k+1 target passes never pays");
+        assert_eq!(break_even_linear(7.5, 6.0), None);
+        assert_eq!(break_even_geometric(0.9, 2.0), Some(0.0));
+    }
+
+    #[test]
+    fn verify_time_interpolates_and_extrapolates() {
+        let mut v = BTreeMap::new();
+        v.insert(3, Acc { n: 2, seconds: 4.0 }); // 2.0 s at 3 rows
+        let c = CostInputs { target_pass: 1.0, draft_pass: 0.1, verify: &v, overhead: 0.0 };
+        assert_eq!(c.verify_time(1), 1.0);
+        assert_eq!(c.verify_time(2), 1.5);
+        assert_eq!(c.verify_time(5), 3.0);
+        let empty = BTreeMap::new();
+        let c = CostInputs { target_pass: 1.0, draft_pass: 0.1, verify: &empty, overhead: 0.0 };
+        assert_eq!(c.verify_time(7), 1.0, "unmeasured: memory-bound");
+    }
+
+    #[test]
+    fn auto_k_picks_the_doc_optimum_and_zero_when_drafting_cannot_pay() {
+        // c = 0.28, free verification: the doc's §5.4 table (α 0.6 → k 2, 0.8 → 3, 0.3 → 1).
+        for (alpha, want) in [(0.3, 1), (0.6, 2), (0.8, 3)] {
+            let mut a = AutoK::new(8, 1.0);
+            a.accepted = alpha * 1e6;
+            a.rejected = (1.0 - alpha) * 1e6;
+            a.draft_pass.add(0.28);
+            assert_eq!(a.choose(8), want, "alpha {alpha}");
+        }
+        let mut a = AutoK::new(8, 1.0);
+        a.accepted = 0.0;
+        a.rejected = 1e6;
+        a.draft_pass.add(0.28);
+        let picks: Vec<usize> = (0..PROBE_EVERY).map(|_| a.choose(8)).collect();
+        assert!(picks[..PROBE_EVERY - 1].iter().all(|&k| k == 0), "{picks:?}");
+        assert_eq!(picks[PROBE_EVERY - 1], 1, "a probe now and then");
+    }
+
+    #[test]
+    fn auto_k_learns_acceptance_from_rounds() {
+        let mut a = AutoK::new(6, 1.0);
+        assert_eq!(a.choose(6), 2, "first rounds measure");
+        for _ in 0..100 {
+            a.observe(&RoundObservation { drafted: 4, proposed: 4, accepted: 4, draft_single_s: vec![0.05; 4], verify_rows: 5, verify_s: 1.0, overhead_s: 0.0 });
+        }
+        assert!(a.alpha() > 0.95);
+        assert_eq!(a.choose(6), 6, "everything accepted and drafting is cheap: the longest k");
+        assert_eq!(a.choose(3), 3, "capped by what is left to generate");
+    }
+}
