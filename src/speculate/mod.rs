@@ -1,12 +1,66 @@
 //! Cross-tokenizer speculative decoding (Universal Assisted Generation), greedy and lossless.
+//!
+//! The path of one round, in the order data flows (each a file):
+//! `decode` drives it: the draft proposes k tokens (`model`), `translate` turns them into target
+//! candidates (strategies none / naive / context, over `tokenizer`), the target verifies them in
+//! one pass and commits the longest agreeing run plus its own next token, and `resync` brings the
+//! draft's context in line with what was committed. `run` repeats that over prompts and
+//! configurations against the target alone; `metrics`, `cost`, `energy` and `clock` measure;
+//! `report` writes the table, JSON, CSV and SVG. `mock` has models for tests and `--mock` runs;
+//! `hf` reads `tokenizer.json` files.
 
-pub mod hf;
-pub mod model;
-pub mod tokenizer;
-#[cfg(test)]
-mod testutil;
-pub mod resync;
-pub mod translate;
 pub mod clock;
 pub mod cost;
+pub mod decode;
+// pub mod energy;
+pub mod hf;
 pub mod metrics;
+pub mod mock;
+pub mod model;
+// pub mod report;
+pub mod resync;
+// pub mod run;
+#[cfg(test)]
+mod testutil;
+pub mod tokenizer;
+pub mod translate;
+
+pub use decode::{DecodeOptions, Verify};
+pub use model::{LanguageModel, Logits, ModelError, Top2};
+pub use tokenizer::{TextTokenizer, Token, TokenizerError};
+pub use translate::{Pair, Strategy};
+
+use std::error::Error;
+
+/// Why a speculative decoding run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SpeculateError {
+    #[error("the {which} model failed")]
+    Model {
+        which: &'static str,
+        #[source]
+        source: ModelError,
+    },
+    #[error("translating {direction} failed")]
+    Translate {
+        direction: &'static str,
+        #[source]
+        source: TokenizerError,
+    },
+    #[error(
+        "prompt {index} has no tokens for the {which} model (an empty prompt with a tokenizer that adds no BOS): remove it from the prompts file"
+    )]
+    EmptyPrompt { index: usize, which: &'static str },
+    #[error("{0}")]
+    Options(String),
+}
+
+impl SpeculateError {
+    pub(crate) fn model(which: &'static str) -> impl FnOnce(ModelError) -> SpeculateError {
+        move |source| SpeculateError::Model { which, source }
+    }
+
+    pub(crate) fn translate(direction: &'static str) -> impl FnOnce(Box<dyn Error + Send + Sync>) -> SpeculateError {
+        move |source| SpeculateError::Translate { direction, source }
+    }
+}
