@@ -70,7 +70,9 @@ impl CostInputs<'_> {
     /// largest two, else assumed memory-bound (as one target pass).
     pub fn verify_time(&self, rows: usize) -> f64 {
         let mut pts: Vec<(f64, f64)> = vec![(1.0, self.target_pass)];
-        pts.extend(self.verify.iter().filter(|(m, a)| **m > 1 && a.n > 0).filter_map(|(m, a)| Some((*m as f64, a.mean()?))));
+        pts.extend(
+            self.verify.iter().filter(|(m, a)| **m > 1 && a.n > 0).filter_map(|(m, a)| Some((*m as f64, a.mean()?))),
+        );
         if let Some(a) = self.verify.get(&1).and_then(Acc::mean) {
             pts[0].1 = a;
         }
@@ -187,7 +189,7 @@ impl AutoK {
             self.drafted = self.drafted * DECAY + r.drafted as f64;
             self.overhead.add(r.overhead_s);
         }
-        for &t in &r.draft_single_s {
+        for &t in &r.draft_pass_s {
             self.draft_pass.add(t);
         }
         self.verify.entry(r.verify_rows).or_default().add(r.verify_s);
@@ -200,7 +202,8 @@ pub struct RoundObservation {
     pub drafted: usize,
     pub proposed: usize,
     pub accepted: usize,
-    pub draft_single_s: Vec<f64>,
+    /// Every draft pass of the round (the first may also ingest re-synchronised tokens).
+    pub draft_pass_s: Vec<f64>,
     pub verify_rows: usize,
     pub verify_s: f64,
     pub overhead_s: f64,
@@ -275,7 +278,15 @@ mod tests {
         let mut a = AutoK::new(6, 1.0);
         assert_eq!(a.choose(6), 2, "first rounds measure");
         for _ in 0..100 {
-            a.observe(&RoundObservation { drafted: 4, proposed: 4, accepted: 4, draft_single_s: vec![0.05; 4], verify_rows: 5, verify_s: 1.0, overhead_s: 0.0 });
+            a.observe(&RoundObservation {
+                drafted: 4,
+                proposed: 4,
+                accepted: 4,
+                draft_pass_s: vec![0.05; 4],
+                verify_rows: 5,
+                verify_s: 1.0,
+                overhead_s: 0.0,
+            });
         }
         assert!(a.alpha() > 0.95);
         assert_eq!(a.choose(6), 6, "everything accepted and drafting is cheap: the longest k");

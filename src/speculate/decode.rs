@@ -6,14 +6,15 @@
 //! one position, as the baseline does, so the output equals the baseline bit for bit whatever
 //! the draft proposes; a difference is a bug in acceptance, commit or cache trimming.
 
+use super::SpeculateError;
 use super::clock::Clock;
 use super::cost::{AutoK, RoundObservation};
+use super::energy::EnergyMeter;
 use super::metrics::{Counters, PassTimes, TimeSplit};
 use super::model::{LanguageModel, Top2, argmax, top2};
 use super::resync::DraftContext;
 use super::tokenizer::{TextTokenizer, Token};
 use super::translate::{Pair, Strategy, translate};
-use super::SpeculateError;
 
 /// How the target checks the candidates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -72,6 +73,18 @@ pub struct Output {
     pub times: TimeSplit,
     pub passes: PassTimes,
     pub counters: Counters,
+    /// Joules spent while decoding (prefill excluded), or why there is no figure.
+    pub energy_j: Option<f64>,
+    pub energy_error: Option<String>,
+}
+
+impl Output {
+    fn energy(&mut self, start: Result<f64, String>, end: Result<f64, String>) {
+        match (start, end) {
+            (Ok(a), Ok(b)) => self.energy_j = Some((b - a).max(0.0)),
+            (Err(e), _) | (_, Err(e)) => self.energy_error = Some(e),
+        }
+    }
 }
 
 /// Greedy decoding with the model alone.
@@ -80,6 +93,7 @@ pub fn greedy<M: LanguageModel + ?Sized>(
     prompt: &[u32],
     opts: &DecodeOptions,
     clock: &dyn Clock,
+    energy: &mut dyn EnergyMeter,
 ) -> Result<Output, SpeculateError> {
     let mut out = Output::default();
     if opts.max_new_tokens == 0 {
@@ -89,6 +103,7 @@ pub fn greedy<M: LanguageModel + ?Sized>(
     let mut state = model.new_state();
     let logits = model.forward(&mut state, prompt, false).map_err(SpeculateError::model("target"))?;
     let mut next = top2(logits.last());
+    let e0 = energy.read();
     let decode_start = clock.now();
     out.times.prefill_s = decode_start - start;
     loop {
@@ -103,6 +118,7 @@ pub fn greedy<M: LanguageModel + ?Sized>(
         next = top2(logits.last());
     }
     out.times.decode_s = clock.now() - decode_start;
+    out.energy(e0, energy.read());
     Ok(out)
 }
 
@@ -117,6 +133,7 @@ pub fn speculative<T, D, TT, DT>(
     opts: &SpecOptions,
     k_policy: &mut DraftLength<'_>,
     clock: &dyn Clock,
+    energy: &mut dyn EnergyMeter,
 ) -> Result<Output, SpeculateError>
 where
     T: LanguageModel + ?Sized,
@@ -138,9 +155,12 @@ where
     let mut dctx = DraftContext::new(prompt_draft.to_vec());
     let mut ds = draft.new_state();
     if prompt_draft.len() > 1 {
-        draft.forward(&mut ds, &prompt_draft[..prompt_draft.len() - 1], false).map_err(SpeculateError::model("draft"))?;
+        draft
+            .forward(&mut ds, &prompt_draft[..prompt_draft.len() - 1], false)
+            .map_err(SpeculateError::model("draft"))?;
         dctx.fed = prompt_draft.len() - 1;
     }
+    let e0 = energy.read();
     let decode_start = clock.now();
     out.times.prefill_s = decode_start - start;
 
@@ -162,9 +182,12 @@ where
         let mut obs = RoundObservation::default();
         let mut cands = Vec::new();
         let mut draft_time = 0.0;
+        let mut drafted = Vec::new();
         if k > 0 {
             let t = clock.now();
-            let r = dctx.resync(pair, &seq[n_prompt..], opts.lookbehind).map_err(SpeculateError::translate("target→draft"))?;
+            let r = dctx
+                .resync(pair, &seq[n_prompt..], opts.lookbehind)
+                .map_err(SpeculateError::translate("target→draft"))?;
             draft.trim(&mut ds, r.keep);
             out.counters.drafted_committed += r.proposals_committed as u64;
             out.times.resync_s += clock.now() - t;
@@ -175,9 +198,9 @@ where
                 let logits = draft.forward(&mut ds, &pending, false).map_err(SpeculateError::model("draft"))?;
                 let dt = clock.now() - t;
                 draft_time += dt;
+                obs.draft_pass_s.push(dt);
                 if pending.len() == 1 {
                     out.passes.draft_single.add(dt);
-                    obs.draft_single_s.push(dt);
                 } else {
                     out.passes.draft_multi.add(dt);
                     out.counters.resync_fed += pending.len() as u64 - 1;
@@ -196,13 +219,15 @@ where
             out.counters.drafted += proposals.len() as u64;
             unsynced_proposals = true;
             let t = clock.now();
-            cands = translate(opts.strategy, pair, &seq, &proposals, opts.prefix).map_err(SpeculateError::translate("draft→target"))?;
+            cands = translate(opts.strategy, pair, &seq, &proposals, opts.prefix)
+                .map_err(SpeculateError::translate("draft→target"))?;
             cands.truncate(cap);
             out.times.translate_s += clock.now() - t;
             if cands.is_empty() {
                 out.counters.empty_rounds += 1;
             }
             obs.drafted = proposals.len();
+            drafted = proposals;
         }
 
         // Verification: tops[i] is the target's choice after the committed text plus the first
@@ -256,6 +281,7 @@ where
             }
         }
         out.counters.round(k, cands.len(), m, committed);
+        out.counters.drafted_accepted += drafted_in_accepted(pair, &drafted, &cands, m) as u64;
         if let DraftLength::Auto(a) = k_policy {
             obs.proposed = cands.len();
             obs.accepted = m;
@@ -266,12 +292,53 @@ where
         }
     }
     out.times.decode_s = clock.now() - decode_start;
+    out.energy(e0, energy.read());
     if unsynced_proposals {
         // Count the last round's proposals (not timed: decoding is over).
-        let r = dctx.resync(pair, &seq[n_prompt..], opts.lookbehind).map_err(SpeculateError::translate("target→draft"))?;
+        let r =
+            dctx.resync(pair, &seq[n_prompt..], opts.lookbehind).map_err(SpeculateError::translate("target→draft"))?;
         out.counters.drafted_committed += r.proposals_committed as u64;
     }
     Ok(out)
+}
+
+/// Draft tokens whose text the accepted candidates carry (draft-unit acceptance): those within
+/// the common prefix of the accepted candidates' text and the drafted text, and a drafted special
+/// token if the candidate it became was accepted.
+fn drafted_in_accepted<TT: TextTokenizer + ?Sized, DT: TextTokenizer + ?Sized>(
+    pair: &Pair<TT, DT>,
+    drafted: &[u32],
+    cands: &[u32],
+    m: usize,
+) -> usize {
+    if m == 0 {
+        return 0;
+    }
+    if pair.identical {
+        return drafted.iter().zip(&cands[..m]).take_while(|(a, b)| a == b).count();
+    }
+    let accepted = super::tokenizer::bytes_of(pair.target, &cands[..m]);
+    let mut at = 0;
+    let mut n = 0;
+    for (i, &d) in drafted.iter().enumerate() {
+        match pair.draft.token(d) {
+            Token::Text(b) if !pair.draft_eos.contains(&d) => {
+                if accepted.get(at..at + b.len()) != Some(b) {
+                    break;
+                }
+                at += b.len();
+                n += 1;
+            }
+            _ => {
+                // A special ends the draft; it counts if its mapped candidate was accepted last.
+                if i + 1 == drafted.len() && m == cands.len() && pair.special_to_target(d) == cands.last().copied() {
+                    n += 1;
+                }
+                break;
+            }
+        }
+    }
+    n
 }
 
 #[cfg(test)]

@@ -20,7 +20,9 @@ use super::tokenizer::{TextTokenizer, Token, TokenizerError};
 pub enum HfTokenizerError {
     #[error("cannot load tokenizer {path}: {message}")]
     Load { path: PathBuf, message: String },
-    #[error("tokenizer {path}: decoder step {step} is not supported for byte-exact token text; use a tokenizer.json with ByteLevel, ByteFallback, Replace (string pattern), Metaspace, Fuse or Strip decoders")]
+    #[error(
+        "tokenizer {path}: decoder step {step} is not supported for byte-exact token text; use a tokenizer.json with ByteLevel, ByteFallback, Replace (string pattern), Metaspace, Fuse or Strip decoders"
+    )]
     UnsupportedDecoder { path: PathBuf, step: String },
 }
 
@@ -124,7 +126,8 @@ enum Step {
 
 fn decoder_steps(tok: &Tokenizer, path: &Path) -> Result<Vec<Step>, HfTokenizerError> {
     let Some(dec) = tok.get_decoder() else { return Ok(Vec::new()) };
-    let v = serde_json::to_value(dec).map_err(|e| HfTokenizerError::Load { path: path.into(), message: e.to_string() })?;
+    let v =
+        serde_json::to_value(dec).map_err(|e| HfTokenizerError::Load { path: path.into(), message: e.to_string() })?;
     let mut steps = Vec::new();
     collect_steps(&v, &mut steps, path)?;
     Ok(steps)
@@ -163,7 +166,9 @@ fn apply_steps(steps: &[Step], token: &str) -> Vec<u8> {
         // crate, where a byte token is kept aside until the end.
         let Ok(s) = std::str::from_utf8(&cur) else { continue };
         cur = match step {
-            Step::ByteLevel => s.chars().map(gpt2_byte).collect::<Option<Vec<u8>>>().unwrap_or_else(|| s.as_bytes().to_vec()),
+            Step::ByteLevel => {
+                s.chars().map(gpt2_byte).collect::<Option<Vec<u8>>>().unwrap_or_else(|| s.as_bytes().to_vec())
+            }
             Step::ByteFallback => match byte_piece(s) {
                 Some(b) => vec![b],
                 None => continue,
@@ -318,7 +323,11 @@ mod tests {
                 // Token bytes joined give the decoder's text, up to the one leading space that
                 // mistral's decoder strips at the start of a sequence.
                 let joined = String::from_utf8_lossy(&bytes_of(&tok, &plain)).into_owned();
-                let joined = if model == "mistral-tiny" { joined.strip_prefix(' ').map(str::to_owned).unwrap_or(joined) } else { joined };
+                let joined = if model == "mistral-tiny" {
+                    joined.strip_prefix(' ').map(str::to_owned).unwrap_or(joined)
+                } else {
+                    joined
+                };
                 assert_eq!(joined, decoded, "{model} {key}");
             }
         }

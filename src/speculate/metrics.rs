@@ -4,8 +4,11 @@
 //! - acceptance rate (target units) = Σ accepted candidates / Σ proposed candidates, where a
 //!   candidate is a target token produced by translating draft tokens, and accepted means it
 //!   was in the longest run agreeing with the target's greedy choices;
-//! - acceptance rate (draft units) = Σ draft tokens whose text was committed at their place /
+//! - acceptance rate (draft units) = Σ draft tokens whose text the accepted candidates carry /
 //!   Σ draft tokens drafted;
+//! - draft accuracy = Σ draft tokens whose text was committed at their place, by accepted
+//!   candidates or by the target's own next token / Σ drafted: how often the draft was right,
+//!   whether or not translation let the candidate through;
 //! - α̂ = A / (A + R), A accepted candidates, R rounds that ended in a rejection: the estimate
 //!   of Leviathan's per-token acceptance probability that the cost model uses;
 //! - tokens per pass = committed tokens / target verification passes (rounds), 1..k+1;
@@ -96,8 +99,10 @@ pub struct Counters {
     pub rounds: u64,
     /// Rounds in which the draft ran.
     pub drafting_rounds: u64,
-    /// Draft tokens drafted, and those whose text was committed at their place.
+    /// Draft tokens drafted, those whose text the accepted candidates carry, and those whose
+    /// text was committed at their place by any token.
     pub drafted: u64,
+    pub drafted_accepted: u64,
     pub drafted_committed: u64,
     /// Target candidates proposed and accepted.
     pub proposed: u64,
@@ -140,6 +145,7 @@ impl Counters {
         self.rounds += o.rounds;
         self.drafting_rounds += o.drafting_rounds;
         self.drafted += o.drafted;
+        self.drafted_accepted += o.drafted_accepted;
         self.drafted_committed += o.drafted_committed;
         self.proposed += o.proposed;
         self.accepted += o.accepted;
@@ -160,8 +166,13 @@ impl Counters {
         ratio(self.accepted, self.proposed)
     }
 
-    /// Σ draft tokens committed as drafted / Σ drafted.
+    /// Σ draft tokens carried by accepted candidates / Σ drafted.
     pub fn acceptance_draft(&self) -> Option<f64> {
+        ratio(self.drafted_accepted, self.drafted)
+    }
+
+    /// Σ draft tokens whose text was committed at their place / Σ drafted.
+    pub fn draft_accuracy(&self) -> Option<f64> {
         ratio(self.drafted_committed, self.drafted)
     }
 
@@ -202,11 +213,13 @@ mod tests {
         c.round(4, 4, 1, 2); // one accepted + correction
         c.round(4, 0, 0, 1); // nothing to verify
         c.drafted = 12;
-        c.drafted_committed = 6;
+        c.drafted_accepted = 6;
+        c.drafted_committed = 9;
         assert_eq!(c.acceptance(), Some(5.0 / 8.0));
         assert_eq!(c.alpha_hat(), Some(5.0 / 6.0), "one rejection");
         assert_eq!(c.tokens_per_pass(), Some(8.0 / 3.0));
         assert_eq!(c.acceptance_draft(), Some(0.5));
+        assert_eq!(c.draft_accuracy(), Some(0.75));
         assert_eq!(c.m_histogram, vec![1, 1, 0, 0, 1]);
         assert_eq!(c.mean_k(), Some(4.0));
         let mut d = Counters::default();
@@ -225,7 +238,8 @@ mod tests {
 
     #[test]
     fn other_time_is_what_the_parts_leave() {
-        let t = TimeSplit { draft_s: 1.0, translate_s: 0.5, resync_s: 0.25, verify_s: 2.0, decode_s: 4.0, prefill_s: 9.0 };
+        let t =
+            TimeSplit { draft_s: 1.0, translate_s: 0.5, resync_s: 0.25, verify_s: 2.0, decode_s: 4.0, prefill_s: 9.0 };
         assert_eq!(t.other_s(), 0.25);
     }
 }

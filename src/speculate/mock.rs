@@ -200,7 +200,9 @@ impl<T: TextTokenizer + ?Sized> LanguageModel for OracleModel<'_, T> {
             if all_rows || i + 1 == tokens.len() {
                 let h = hs[i];
                 let start = data.len();
-                data.extend((0..self.vocab as u64).map(|j| unit(mix(h ^ j.wrapping_mul(0x9FB2_1C65_1E98_DF25))) * 2.0 - 1.0));
+                data.extend(
+                    (0..self.vocab as u64).map(|j| unit(mix(h ^ j.wrapping_mul(0x9FB2_1C65_1E98_DF25))) * 2.0 - 1.0),
+                );
                 let w = self.next(&state.0, h) as usize;
                 data[start + w.min(self.vocab - 1)] = 10.0;
             }

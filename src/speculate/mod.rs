@@ -12,14 +12,14 @@
 pub mod clock;
 pub mod cost;
 pub mod decode;
-// pub mod energy;
+pub mod energy;
 pub mod hf;
 pub mod metrics;
 pub mod mock;
 pub mod model;
-// pub mod report;
+pub mod report;
 pub mod resync;
-// pub mod run;
+pub mod run;
 #[cfg(test)]
 mod testutil;
 pub mod tokenizer;

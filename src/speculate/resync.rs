@@ -90,10 +90,16 @@ impl DraftContext {
         Ok(Resync { keep, proposals_committed })
     }
 
-    fn extend_content<TT: TextTokenizer + ?Sized, DT: TextTokenizer + ?Sized>(&mut self, pair: &Pair<TT, DT>, output: &[u32]) {
+    fn extend_content<TT: TextTokenizer + ?Sized, DT: TextTokenizer + ?Sized>(
+        &mut self,
+        pair: &Pair<TT, DT>,
+        output: &[u32],
+    ) {
         for &id in &output[self.consumed.min(output.len())..] {
             match pair.target.token(id) {
-                Token::Text(b) if !pair.target_eos.contains(&id) => self.content.extend(b.iter().map(|&x| Unit::Byte(x))),
+                Token::Text(b) if !pair.target_eos.contains(&id) => {
+                    self.content.extend(b.iter().map(|&x| Unit::Byte(x)))
+                }
                 Token::Unknown => {}
                 _ => {
                     if let Some(d) = pair.special_to_draft(id) {
@@ -113,7 +119,9 @@ impl DraftContext {
                 let here = self.content.get(pos..end)?;
                 here.iter().zip(b).all(|(u, &x)| *u == Unit::Byte(x)).then_some(end)
             }
-            Token::Special(_) | Token::Text(_) => (self.content.get(pos) == Some(&Unit::Special(id))).then_some(pos + 1),
+            Token::Special(_) | Token::Text(_) => {
+                (self.content.get(pos) == Some(&Unit::Special(id))).then_some(pos + 1)
+            }
             Token::Unknown => None,
         }
     }
@@ -180,12 +188,19 @@ impl DraftContext {
             }
         }
         // The window must start at a character start.
-        while start > 0 && self.byte_at(end_of(start, &self.ends)).is_some_and(|b| !is_char_start(b)) && is_text(start - 1, ids) {
+        while start > 0
+            && self.byte_at(end_of(start, &self.ends)).is_some_and(|b| !is_char_start(b))
+            && is_text(start - 1, ids)
+        {
             start -= 1;
         }
         let from = end_of(start, &self.ends);
-        let seg_end = self.content[pos..].iter().position(|u| matches!(u, Unit::Special(_))).map_or(self.content.len(), |p| pos + p);
-        let window: Vec<u8> = self.content[from..seg_end].iter().map(|u| if let Unit::Byte(b) = u { *b } else { 0 }).collect();
+        let seg_end = self.content[pos..]
+            .iter()
+            .position(|u| matches!(u, Unit::Special(_)))
+            .map_or(self.content.len(), |p| pos + p);
+        let window: Vec<u8> =
+            self.content[from..seg_end].iter().map(|u| if let Unit::Byte(b) = u { *b } else { 0 }).collect();
         let valid = complete_utf8_prefix(&window);
         if from + valid <= pos {
             return Ok(pos);
@@ -262,7 +277,11 @@ mod tests {
                         let want = bytes_of(target, &out[..n]);
                         let got = bytes_of(draft, ctx.synced_output());
                         let expect = if pair.identical { want.len() } else { complete_utf8_prefix(&want) };
-                        assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&want[..expect]), "{t}->{d} step {step} at {n}");
+                        assert_eq!(
+                            String::from_utf8_lossy(&got),
+                            String::from_utf8_lossy(&want[..expect]),
+                            "{t}->{d} step {step} at {n}"
+                        );
                         ctx.fed = ctx.ids.len() - 1; // the next draft pass feeds the rest
                     }
                 }

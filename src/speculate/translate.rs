@@ -182,7 +182,9 @@ pub fn continue_text<T: TextTokenizer + ?Sized>(
     while start > 0 && committed.len() - start < prefix && text_bytes(tok, committed[start - 1]).is_some() {
         start -= 1;
     }
-    while start < committed.len() && !text_bytes(tok, committed[start]).and_then(|b| b.first()).is_some_and(|&b| is_char_start(b)) {
+    while start < committed.len()
+        && !text_bytes(tok, committed[start]).and_then(|b| b.first()).is_some_and(|&b| is_char_start(b))
+    {
         start += 1;
     }
     let head = bytes_of(tok, &committed[start..]);
@@ -248,7 +250,11 @@ mod tests {
     /// fixture tokenizers.
     #[test]
     fn context_candidates_spell_the_draft_text_exactly() {
-        let texts = ["Rzeczpospolita Polska to państwo w Europie Środkowej.", "Zażółć gęślą jaźń, 123 zł — ok.", "fn main() {\n\tprintln!(\"hi\");\n}"];
+        let texts = [
+            "Rzeczpospolita Polska to państwo w Europie Środkowej.",
+            "Zażółć gęślą jaźń, 123 zł — ok.",
+            "fn main() {\n\tprintln!(\"hi\");\n}",
+        ];
         let mut cases = 0;
         for t in MODELS {
             let target = tok(t);

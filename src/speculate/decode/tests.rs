@@ -1,6 +1,7 @@
 use super::*;
 use crate::speculate::clock::{VirtualClock, WallClock};
 use crate::speculate::cost::AutoK;
+use crate::speculate::energy::Unavailable;
 use crate::speculate::hf::HfTokenizer;
 use crate::speculate::mock::{Charged, HashModel, OracleModel};
 use crate::speculate::testutil::{MODELS, tok};
@@ -47,12 +48,30 @@ fn output_equals_the_target_alone_for_every_pair_strategy_and_k() {
             for prompt in PROMPTS {
                 let pt = tok(t).encode(prompt, true).unwrap();
                 let pd = tok(d).encode(prompt, true).unwrap();
-                let base = greedy(&target, &pt, &DecodeOptions { max_new_tokens: 12, stop: vec![] }, &clock).unwrap();
+                let base = greedy(
+                    &target,
+                    &pt,
+                    &DecodeOptions { max_new_tokens: 12, stop: vec![] },
+                    &clock,
+                    &mut Unavailable(String::new()),
+                )
+                .unwrap();
                 assert_eq!(base.ids.len(), 12);
                 for s in Strategy::ALL {
                     for k in [1, 2, 4, 6] {
                         for v in [Verify::Exact, Verify::Batched] {
-                            let o = speculative(&target, &draft, &p, &pt, &pd, &spec_opts(s, v, 12), &mut DraftLength::Fixed(k), &clock).unwrap();
+                            let o = speculative(
+                                &target,
+                                &draft,
+                                &p,
+                                &pt,
+                                &pd,
+                                &spec_opts(s, v, 12),
+                                &mut DraftLength::Fixed(k),
+                                &clock,
+                                &mut Unavailable(String::new()),
+                            )
+                            .unwrap();
                             assert_eq!(o.ids, base.ids, "{t}<-{d} {s} k={k} {v:?} {prompt:?}");
                             assert_eq!(o.top2, base.top2);
                             assert_eq!(o.counters.committed as usize + 1, o.ids.len());
@@ -73,7 +92,18 @@ fn draft_equal_to_target_accepts_everything() {
         let p = pair(t, t);
         let pt = tok(t).encode(PROMPTS[0], true).unwrap();
         for k in [1, 2, 4, 6] {
-            let o = speculative(&m, &m, &p, &pt, &pt, &spec_opts(Strategy::None, Verify::Batched, 30), &mut DraftLength::Fixed(k), &clock).unwrap();
+            let o = speculative(
+                &m,
+                &m,
+                &p,
+                &pt,
+                &pt,
+                &spec_opts(Strategy::None, Verify::Batched, 30),
+                &mut DraftLength::Fixed(k),
+                &clock,
+                &mut Unavailable(String::new()),
+            )
+            .unwrap();
             assert_eq!(o.counters.acceptance(), Some(1.0), "{t} k={k}");
             assert_eq!(o.counters.acceptance_draft(), Some(1.0), "{t} k={k}");
             // Each round commits k+1 tokens, except the last one, capped by the budget.
@@ -97,8 +127,26 @@ fn same_tokenizer_through_text_keeps_acceptance_high() {
             for k in [1, 2, 4, 6] {
                 let mut p = pair(t, t);
                 p.identical = false; // force the text path in both directions
-                let o = speculative(&oracle, &oracle, &p, &pt, &pt, &spec_opts(s, Verify::Batched, 40), &mut DraftLength::Fixed(k), &clock).unwrap();
-                let base = greedy(&oracle, &pt, &DecodeOptions { max_new_tokens: 40, stop: vec![] }, &clock).unwrap();
+                let o = speculative(
+                    &oracle,
+                    &oracle,
+                    &p,
+                    &pt,
+                    &pt,
+                    &spec_opts(s, Verify::Batched, 40),
+                    &mut DraftLength::Fixed(k),
+                    &clock,
+                    &mut Unavailable(String::new()),
+                )
+                .unwrap();
+                let base = greedy(
+                    &oracle,
+                    &pt,
+                    &DecodeOptions { max_new_tokens: 40, stop: vec![] },
+                    &clock,
+                    &mut Unavailable(String::new()),
+                )
+                .unwrap();
                 assert_eq!(o.ids, base.ids);
                 let a = o.counters.acceptance().unwrap();
                 let floor = if s == Strategy::Naive && t == "mistral-tiny" { 0.0 } else { 0.95 };
@@ -127,7 +175,18 @@ fn context_translation_beats_naive_and_none_across_tokenizers() {
             let pd = tok(d).encode(prompt, true).unwrap();
             let mut acc = Vec::new();
             for s in Strategy::ALL {
-                let o = speculative(&target, &draft, &p, &pt, &pd, &spec_opts(s, Verify::Exact, 40), &mut DraftLength::Fixed(4), &clock).unwrap();
+                let o = speculative(
+                    &target,
+                    &draft,
+                    &p,
+                    &pt,
+                    &pd,
+                    &spec_opts(s, Verify::Exact, 40),
+                    &mut DraftLength::Fixed(4),
+                    &clock,
+                    &mut Unavailable(String::new()),
+                )
+                .unwrap();
                 acc.push(o.counters.acceptance().unwrap_or(0.0));
             }
             eprintln!("{t}<-{d}: none {:.3} naive {:.3} context {:.3}", acc[0], acc[1], acc[2]);
@@ -147,17 +206,46 @@ fn stops_at_eos_like_the_baseline_and_respects_the_budget() {
     let p = pair(t, t);
     let pt = tk.encode("Ala", true).unwrap();
     let stop = DecodeOptions { max_new_tokens: 50, stop: vec![151645] };
-    let base = greedy(&target, &pt, &stop, &clock).unwrap();
+    let base = greedy(&target, &pt, &stop, &clock, &mut Unavailable(String::new())).unwrap();
     assert_eq!(base.ids.last(), Some(&151645));
     for k in [1, 3, 6] {
         let mut o = spec_opts(Strategy::Context, Verify::Batched, 50);
         o.decode = stop.clone();
-        let s = speculative(&target, &target, &p, &pt, &pt, &o, &mut DraftLength::Fixed(k), &clock).unwrap();
+        let s = speculative(
+            &target,
+            &target,
+            &p,
+            &pt,
+            &pt,
+            &o,
+            &mut DraftLength::Fixed(k),
+            &clock,
+            &mut Unavailable(String::new()),
+        )
+        .unwrap();
         assert_eq!(s.ids, base.ids, "k={k}");
     }
     for max_new in [0, 1, 2, 5] {
-        let base = greedy(&target, &pt, &DecodeOptions { max_new_tokens: max_new, stop: vec![] }, &clock).unwrap();
-        let s = speculative(&target, &target, &p, &pt, &pt, &spec_opts(Strategy::None, Verify::Batched, max_new), &mut DraftLength::Fixed(6), &clock).unwrap();
+        let base = greedy(
+            &target,
+            &pt,
+            &DecodeOptions { max_new_tokens: max_new, stop: vec![] },
+            &clock,
+            &mut Unavailable(String::new()),
+        )
+        .unwrap();
+        let s = speculative(
+            &target,
+            &target,
+            &p,
+            &pt,
+            &pt,
+            &spec_opts(Strategy::None, Verify::Batched, max_new),
+            &mut DraftLength::Fixed(6),
+            &clock,
+            &mut Unavailable(String::new()),
+        )
+        .unwrap();
         assert_eq!(s.ids, base.ids, "max_new={max_new}");
         assert_eq!(s.ids.len(), max_new);
     }
@@ -169,9 +257,27 @@ fn one_token_prompts_and_empty_draft_prompts_work() {
     let target = HashModel::new(rows("mistral-tiny"), 3);
     let draft = HashModel::new(rows("qwen2-tiny"), 4);
     let p = pair("mistral-tiny", "qwen2-tiny");
-    let base = greedy(&target, &[1], &DecodeOptions { max_new_tokens: 10, stop: vec![] }, &clock).unwrap();
+    let base = greedy(
+        &target,
+        &[1],
+        &DecodeOptions { max_new_tokens: 10, stop: vec![] },
+        &clock,
+        &mut Unavailable(String::new()),
+    )
+    .unwrap();
     for pd in [vec![], vec![9707]] {
-        let o = speculative(&target, &draft, &p, &[1], &pd, &spec_opts(Strategy::Context, Verify::Exact, 10), &mut DraftLength::Fixed(3), &clock).unwrap();
+        let o = speculative(
+            &target,
+            &draft,
+            &p,
+            &[1],
+            &pd,
+            &spec_opts(Strategy::Context, Verify::Exact, 10),
+            &mut DraftLength::Fixed(3),
+            &clock,
+            &mut Unavailable(String::new()),
+        )
+        .unwrap();
         assert_eq!(o.ids, base.ids);
     }
 }
@@ -185,8 +291,26 @@ fn target_cache_is_trimmed_to_the_committed_length() {
     let draft = Charged::new(HashModel::new(1000, 78), clock.clone(), 0.001, 0.0);
     let t = tok("mistral-tiny");
     let p = Pair { target: t, draft: t, target_eos: vec![], draft_eos: vec![], target_rows: 1000, identical: true };
-    let base = greedy(&target, &[1, 5], &DecodeOptions { max_new_tokens: 40, stop: vec![] }, &clock).unwrap();
-    let o = speculative(&target, &draft, &p, &[1, 5], &[1, 5], &spec_opts(Strategy::None, Verify::Batched, 40), &mut DraftLength::Fixed(4), &clock).unwrap();
+    let base = greedy(
+        &target,
+        &[1, 5],
+        &DecodeOptions { max_new_tokens: 40, stop: vec![] },
+        &clock,
+        &mut Unavailable(String::new()),
+    )
+    .unwrap();
+    let o = speculative(
+        &target,
+        &draft,
+        &p,
+        &[1, 5],
+        &[1, 5],
+        &spec_opts(Strategy::None, Verify::Batched, 40),
+        &mut DraftLength::Fixed(4),
+        &clock,
+        &mut Unavailable(String::new()),
+    )
+    .unwrap();
     assert_eq!(o.ids, base.ids);
     // Every verification pass fed k+1 = 5 positions (the last rounds fewer: budget).
     let log = target.log.borrow();
@@ -200,9 +324,27 @@ fn auto_k_is_lossless_and_backs_off_from_a_useless_draft() {
     let draft = Charged::new(HashModel::new(2000, 2), clock.clone(), 0.004, 0.0);
     let t = tok("mistral-tiny");
     let p = Pair { target: t, draft: t, target_eos: vec![], draft_eos: vec![], target_rows: 2000, identical: true };
-    let base = greedy(&target, &[1, 5], &DecodeOptions { max_new_tokens: 120, stop: vec![] }, &clock).unwrap();
+    let base = greedy(
+        &target,
+        &[1, 5],
+        &DecodeOptions { max_new_tokens: 120, stop: vec![] },
+        &clock,
+        &mut Unavailable(String::new()),
+    )
+    .unwrap();
     let mut auto = AutoK::new(8, 0.010);
-    let o = speculative(&target, &draft, &p, &[1, 5], &[1, 5], &spec_opts(Strategy::None, Verify::Batched, 120), &mut DraftLength::Auto(&mut auto), &clock).unwrap();
+    let o = speculative(
+        &target,
+        &draft,
+        &p,
+        &[1, 5],
+        &[1, 5],
+        &spec_opts(Strategy::None, Verify::Batched, 120),
+        &mut DraftLength::Auto(&mut auto),
+        &clock,
+        &mut Unavailable(String::new()),
+    )
+    .unwrap();
     assert_eq!(o.ids, base.ids);
     let k0 = o.counters.k_histogram.first().copied().unwrap_or(0);
     assert!(k0 as f64 > 0.7 * o.counters.rounds as f64, "mostly no drafting: {:?}", o.counters.k_histogram);
@@ -210,7 +352,18 @@ fn auto_k_is_lossless_and_backs_off_from_a_useless_draft() {
     // A perfect, cheap draft: auto drafts long.
     let mut auto = AutoK::new(8, 0.010);
     let cheap = Charged::new(HashModel::new(2000, 1), clock.clone(), 0.001, 0.0);
-    let o = speculative(&target, &cheap, &p, &[1, 5], &[1, 5], &spec_opts(Strategy::None, Verify::Batched, 120), &mut DraftLength::Auto(&mut auto), &clock).unwrap();
+    let o = speculative(
+        &target,
+        &cheap,
+        &p,
+        &[1, 5],
+        &[1, 5],
+        &spec_opts(Strategy::None, Verify::Batched, 120),
+        &mut DraftLength::Auto(&mut auto),
+        &clock,
+        &mut Unavailable(String::new()),
+    )
+    .unwrap();
     assert_eq!(o.ids, base.ids);
     assert!(o.counters.mean_k().unwrap() > 5.0, "{:?}", o.counters.k_histogram);
 }

@@ -1,0 +1,328 @@
+//! The experiment: the target alone on every prompt (the baseline), then every configuration
+//! (strategy × draft length) on the same prompts, measured and compared.
+
+use super::SpeculateError;
+use super::clock::Clock;
+use super::cost::{AutoK, CostInputs, break_even_geometric, break_even_linear, expected_tokens};
+use super::decode::{DecodeOptions, DraftLength, Output, SpecOptions, Verify, greedy, speculative};
+use super::energy::EnergyMeter;
+use super::metrics::{Counters, PassTimes, TimeSplit};
+use super::model::LanguageModel;
+use super::report::{Baseline, BreakEven, Divergence, KSetting, PromptResult, Report, Run, SCHEMA, Settings, Time};
+use super::tokenizer::TextTokenizer;
+use super::translate::{Pair, Strategy};
+
+/// One prompt, already rendered and encoded for both models.
+#[derive(Clone, Debug)]
+pub struct Prompt {
+    pub text: String,
+    pub target_ids: Vec<u32>,
+    pub draft_ids: Vec<u32>,
+}
+
+impl Prompt {
+    /// A plain-text prompt: each tokenizer encodes it with its own special tokens (BOS).
+    pub fn plain<TT: TextTokenizer + ?Sized, DT: TextTokenizer + ?Sized>(
+        text: &str,
+        pair: &Pair<TT, DT>,
+    ) -> Result<Prompt, SpeculateError> {
+        let target_ids = pair.target.encode(text, true).map_err(SpeculateError::translate("prompt→target"))?;
+        let draft_ids = if pair.identical {
+            target_ids.clone()
+        } else {
+            pair.draft.encode(text, true).map_err(SpeculateError::translate("prompt→draft"))?
+        };
+        Ok(Prompt { text: text.to_string(), target_ids, draft_ids })
+    }
+}
+
+/// Settings of an experiment.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub ks: Vec<KSetting>,
+    pub strategies: Vec<Strategy>,
+    pub decode: DecodeOptions,
+    pub verify: Verify,
+    pub prefix: usize,
+    pub lookbehind: usize,
+    /// Longest draft `-k auto` may choose.
+    pub k_max_auto: usize,
+    /// Largest baseline logit margin at which a batched-verification divergence counts as a
+    /// near-tie (numerics) rather than a bug.
+    pub divergence_tolerance: f32,
+    pub target_label: String,
+    pub draft_label: String,
+    pub clock_label: String,
+}
+
+/// Where the experiment is, for progress bars and log lines.
+#[derive(Clone, Debug)]
+pub struct Progress {
+    /// "baseline" or a configuration label ("context k=2").
+    pub stage: String,
+    /// Prompts done over all stages, and their total.
+    pub done: usize,
+    pub total: usize,
+}
+
+struct Summed {
+    outputs: Vec<Output>,
+    counters: Counters,
+    times: TimeSplit,
+    passes: PassTimes,
+    energy: Option<f64>,
+}
+
+fn sum(outputs: Vec<Output>) -> Summed {
+    let mut s = Summed {
+        outputs: Vec::new(),
+        counters: Counters::default(),
+        times: TimeSplit::default(),
+        passes: PassTimes::default(),
+        energy: Some(0.0),
+    };
+    for o in &outputs {
+        s.counters.merge(&o.counters);
+        s.times.merge(&o.times);
+        s.passes.merge(&o.passes);
+        s.energy = match (s.energy, o.energy_j) {
+            (Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        };
+    }
+    s.outputs = outputs;
+    s
+}
+
+fn generated(outs: &[Output]) -> (u64, u64) {
+    let all: u64 = outs.iter().map(|o| o.ids.len() as u64).sum();
+    // The first token of each prompt comes from the prompt pass, outside decoding time.
+    let decode: u64 = outs.iter().map(|o| o.ids.len().saturating_sub(1) as u64).sum();
+    (all, decode)
+}
+
+fn per_s(tokens: u64, s: f64) -> Option<f64> {
+    (s > 0.0 && tokens > 0).then(|| tokens as f64 / s)
+}
+
+/// Runs the baseline and every configuration over `prompts`.
+#[allow(clippy::too_many_arguments)]
+pub fn run<T, D, TT, DT>(
+    target: &T,
+    draft: &D,
+    pair: &Pair<TT, DT>,
+    prompts: &[Prompt],
+    opts: &RunOptions,
+    clock: &dyn Clock,
+    energy: &mut dyn EnergyMeter,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<Report, SpeculateError>
+where
+    T: LanguageModel + ?Sized,
+    D: LanguageModel + ?Sized,
+    TT: TextTokenizer + ?Sized,
+    DT: TextTokenizer + ?Sized,
+{
+    for (i, p) in prompts.iter().enumerate() {
+        if p.target_ids.is_empty() {
+            return Err(SpeculateError::EmptyPrompt { index: i + 1, which: "target" });
+        }
+    }
+    let mut configs = Vec::new();
+    for &s in &opts.strategies {
+        for &k in &opts.ks {
+            configs.push((k, s));
+        }
+    }
+    let total = prompts.len() * (1 + configs.len());
+    let mut done = 0;
+
+    let mut base_out = Vec::with_capacity(prompts.len());
+    for p in prompts {
+        progress(&Progress { stage: "baseline".into(), done, total });
+        base_out.push(greedy(target, &p.target_ids, &opts.decode, clock, energy)?);
+        done += 1;
+    }
+    let base = sum(base_out);
+    let (base_all, base_decode) = generated(&base.outputs);
+    let target_pass = base.passes.target_single.mean();
+    let base_tps = per_s(base_decode, base.times.decode_s);
+    let baseline = Baseline {
+        generated_tokens: base_all,
+        decode_tokens_per_s: base_tps,
+        decode_s: base.times.decode_s,
+        prefill_s: base.times.prefill_s,
+        target_pass_s: target_pass,
+        energy_j_per_token: base.energy.and_then(|e| (base_decode > 0).then(|| e / base_decode as f64)),
+    };
+
+    let mut runs = Vec::with_capacity(configs.len());
+    for (k, strategy) in configs {
+        let label = format!("{strategy} k={k}");
+        let sopts = SpecOptions {
+            decode: opts.decode.clone(),
+            verify: opts.verify,
+            strategy,
+            prefix: opts.prefix,
+            lookbehind: opts.lookbehind,
+        };
+        let mut outs = Vec::with_capacity(prompts.len());
+        for p in prompts {
+            progress(&Progress { stage: label.clone(), done, total });
+            let mut auto = AutoK::new(opts.k_max_auto, target_pass.unwrap_or(0.0));
+            let mut policy = match k {
+                KSetting::Fixed(k) => DraftLength::Fixed(k),
+                KSetting::Auto => DraftLength::Auto(&mut auto),
+            };
+            outs.push(speculative(
+                target,
+                draft,
+                pair,
+                &p.target_ids,
+                &p.draft_ids,
+                &sopts,
+                &mut policy,
+                clock,
+                energy,
+            )?);
+            done += 1;
+        }
+        let s = sum(outs);
+        runs.push(summarise(k, strategy, opts, pair, prompts, &base, &s, target_pass, base_tps));
+    }
+    progress(&Progress { stage: "done".into(), done, total });
+    Ok(Report {
+        schema: SCHEMA,
+        target: opts.target_label.clone(),
+        draft: opts.draft_label.clone(),
+        same_vocabulary: pair.identical,
+        settings: Settings {
+            max_new_tokens: opts.decode.max_new_tokens,
+            verify: opts.verify,
+            prefix: opts.prefix,
+            lookbehind: opts.lookbehind,
+            stop_ids: opts.decode.stop.clone(),
+            prompts: prompts.len(),
+            divergence_tolerance: opts.divergence_tolerance,
+        },
+        clock: opts.clock_label.clone(),
+        energy_source: energy.source(),
+        baseline,
+        runs,
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn summarise<TT: TextTokenizer + ?Sized, DT: TextTokenizer + ?Sized>(
+    k: KSetting,
+    strategy: Strategy,
+    opts: &RunOptions,
+    pair: &Pair<TT, DT>,
+    prompts: &[Prompt],
+    base: &Summed,
+    s: &Summed,
+    target_pass: Option<f64>,
+    base_tps: Option<f64>,
+) -> Run {
+    let c = &s.counters;
+    let (all, decode) = generated(&s.outputs);
+    let tps = per_s(decode, s.times.decode_s);
+    // Every draft pass counts (the first of a round also ingests re-synchronised tokens): the
+    // cost model charges k draft passes per round.
+    let mut all_draft = s.passes.draft_single;
+    all_draft.merge(&s.passes.draft_multi);
+    let draft_pass = all_draft.mean();
+    let cost_ratio = match (target_pass, draft_pass) {
+        (Some(t), Some(d)) if t > 0.0 => Some(d / t),
+        _ => None,
+    };
+    let rounds = c.rounds.max(1) as f64;
+    let (k_d, k_t) = (c.drafted as f64 / rounds, c.proposed as f64 / rounds);
+    let round_ratio = target_pass.filter(|&t| t > 0.0 && c.rounds > 0).map(|t| s.times.decode_s / rounds / t);
+    // Gain in target candidates, cost in draft passes (the same numbers when ids cross 1:1).
+    let predicted = match (c.alpha_hat(), cost_ratio) {
+        (Some(a), Some(cr)) => Some(expected_tokens(a, k_t) / (k_d * cr + 1.0)),
+        _ => None,
+    };
+    let measured_costs = match (c.alpha_hat(), target_pass, draft_pass) {
+        (Some(a), Some(t), Some(d)) => {
+            let overhead = (s.times.translate_s + s.times.resync_s + s.times.other_s()) / rounds;
+            Some(
+                CostInputs { target_pass: t, draft_pass: d, verify: &s.passes.verify, overhead }
+                    .predicted_speedup(a, k_d, k_t),
+            )
+        }
+        _ => None,
+    };
+    let mut divergences = Vec::new();
+    let mut results = Vec::with_capacity(prompts.len());
+    let mut identical = 0;
+    for (i, (p, (o, b))) in prompts.iter().zip(s.outputs.iter().zip(&base.outputs)).enumerate() {
+        let same = o.ids == b.ids;
+        identical += same as usize;
+        if let Some(pos) = o.ids.iter().zip(&b.ids).position(|(x, y)| x != y) {
+            let margin = b.top2[pos].margin();
+            divergences.push(Divergence {
+                prompt: i,
+                position: pos,
+                baseline: b.top2[pos],
+                speculative: o.top2[pos],
+                margin,
+                within_tolerance: margin <= opts.divergence_tolerance,
+            });
+        }
+        results.push(PromptResult {
+            prompt: p.text.clone(),
+            baseline_ids: b.ids.clone(),
+            output_ids: o.ids.clone(),
+            text: pair.target.decode(&o.ids).unwrap_or_else(|e| format!("<decode failed: {e}>")),
+            identical: same,
+        });
+    }
+    Run {
+        k,
+        strategy,
+        verify: opts.verify,
+        acceptance_rate: c.acceptance(),
+        acceptance_rate_draft: c.acceptance_draft(),
+        draft_accuracy: c.draft_accuracy(),
+        alpha_hat: c.alpha_hat(),
+        tokens_per_pass: c.tokens_per_pass(),
+        candidates_per_draft_token: c.candidates_per_draft_token(),
+        mean_k: c.mean_k(),
+        rounds: c.rounds,
+        drafted: c.drafted,
+        drafted_accepted: c.drafted_accepted,
+        drafted_committed: c.drafted_committed,
+        proposed: c.proposed,
+        accepted: c.accepted,
+        empty_rounds: c.empty_rounds,
+        resync_fed: c.resync_fed,
+        m_histogram: c.m_histogram.clone(),
+        k_histogram: c.k_histogram.clone(),
+        generated_tokens: all,
+        decode_tokens_per_s: tps,
+        speedup: match (tps, base_tps) {
+            (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+            _ => None,
+        },
+        time: Time::from(&s.times),
+        c: cost_ratio,
+        draft_pass_s: draft_pass,
+        verify_pass_s: s.passes.verify.iter().filter_map(|(m, a)| Some((*m, a.mean()?))).collect(),
+        round_cost_ratio: round_ratio,
+        predicted_speedup: predicted,
+        predicted_speedup_measured_costs: measured_costs,
+        break_even_acceptance: BreakEven {
+            geometric: round_ratio.and_then(|r| break_even_geometric(r, k_t)),
+            linear: round_ratio.and_then(|r| break_even_linear(r, k_t)),
+        },
+        energy_j_per_token: s.energy.and_then(|e| (decode > 0).then(|| e / decode as f64)),
+        identical_prompts: identical,
+        divergences,
+        prompts: results,
+    }
+}
+
+#[cfg(test)]
+mod tests;

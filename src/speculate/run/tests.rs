@@ -1,0 +1,183 @@
+use super::*;
+use crate::speculate::clock::{VirtualClock, WallClock};
+use crate::speculate::energy::Unavailable;
+use crate::speculate::mock::{Charged, HashModel};
+use crate::speculate::testutil::tok;
+
+fn options(ks: &[usize], verify: Verify, max_new: usize) -> RunOptions {
+    RunOptions {
+        ks: ks.iter().map(|&k| KSetting::Fixed(k)).collect(),
+        strategies: vec![Strategy::None],
+        decode: DecodeOptions { max_new_tokens: max_new, stop: vec![] },
+        verify,
+        prefix: 5,
+        lookbehind: 8,
+        k_max_auto: 8,
+        divergence_tolerance: 1e-3,
+        target_label: "t".into(),
+        draft_label: "d".into(),
+        clock_label: "virtual".into(),
+    }
+}
+
+fn prompts(n: usize) -> Vec<Prompt> {
+    (0..n)
+        .map(|i| Prompt { text: format!("p{i}"), target_ids: vec![1, 7 + i as u32], draft_ids: vec![1, 7 + i as u32] })
+        .collect()
+}
+
+/// Batched verification flips near-ties (the mock's multi-position passes nudge the runner-up
+/// by 1e-5); every divergence is reported with its margin, which is below the tolerance. Exact
+/// verification never diverges.
+#[test]
+fn batched_divergences_are_reported_with_their_margins() {
+    let t = tok("mistral-tiny");
+    let mut m = HashModel::new(3000, 9);
+    m.near_tie_every = 4;
+    m.batch_noise = 1e-5;
+    let pair = Pair { target: t, draft: t, target_eos: vec![], draft_eos: vec![], target_rows: 3000, identical: true };
+    let clock = WallClock::new();
+    let r = run(
+        &m,
+        &m,
+        &pair,
+        &prompts(6),
+        &options(&[4], Verify::Batched, 40),
+        &clock,
+        &mut Unavailable("test".into()),
+        &mut |_| {},
+    )
+    .unwrap();
+    let run = &r.runs[0];
+    assert!(!run.divergences.is_empty(), "the near-ties must flip somewhere");
+    assert_eq!(run.identical_prompts + run.divergences.len(), 6);
+    for d in &run.divergences {
+        assert!(d.margin < 2e-6 && d.within_tolerance, "{d:?}");
+        assert_ne!(d.baseline.id, d.speculative.id);
+        assert_eq!(
+            (d.baseline.id, d.speculative.id),
+            (d.speculative.runner_up, d.baseline.runner_up),
+            "the two paths swapped the top two"
+        );
+    }
+    let exact = run_exact(&m, &pair);
+    assert_eq!(exact.runs[0].identical_prompts, 6);
+    assert!(exact.runs[0].divergences.is_empty());
+}
+
+fn run_exact(
+    m: &HashModel,
+    pair: &Pair<crate::speculate::hf::HfTokenizer, crate::speculate::hf::HfTokenizer>,
+) -> Report {
+    let clock = WallClock::new();
+    run(
+        m,
+        m,
+        pair,
+        &prompts(6),
+        &options(&[4], Verify::Exact, 40),
+        &clock,
+        &mut Unavailable("test".into()),
+        &mut |_| {},
+    )
+    .unwrap()
+}
+
+/// With known pass costs (virtual clock), measured speedup matches Leviathan's prediction from
+/// the measured acceptance and c, for a perfect draft (α = 1) and a useless one (α ≈ 0).
+#[test]
+fn measured_speedup_matches_the_cost_model() {
+    let t = tok("mistral-tiny");
+    let pair = Pair { target: t, draft: t, target_eos: vec![], draft_eos: vec![], target_rows: 2000, identical: true };
+    for (seed, name) in [(3u64, "perfect"), (4, "useless")] {
+        let clock = VirtualClock::new();
+        let target = Charged::new(HashModel::new(2000, 3), clock.clone(), 0.010, 0.0);
+        let draft = Charged::new(HashModel::new(2000, seed), clock.clone(), 0.001, 0.0);
+        let r = run(
+            &target,
+            &draft,
+            &pair,
+            &prompts(4),
+            &options(&[1, 2, 4, 6], Verify::Batched, 64),
+            &clock,
+            &mut Unavailable("n/a".into()),
+            &mut |_| {},
+        )
+        .unwrap();
+        assert!((r.baseline.target_pass_s.unwrap() - 0.010).abs() < 1e-12);
+        for run in &r.runs {
+            let (s, p) = (run.speedup.unwrap(), run.predicted_speedup.unwrap());
+            assert!((run.c.unwrap() - 0.1).abs() < 1e-9);
+            assert!((s / p - 1.0).abs() < 0.03, "{name} {}: measured {s:.3} predicted {p:.3}", run.label());
+            assert_eq!(run.identical_prompts, 4);
+            let be = run.break_even_acceptance.geometric.unwrap();
+            assert!(be > 0.0 && be < 1.0, "{be}");
+        }
+        let a = r.runs[0].acceptance_rate.unwrap();
+        assert!(if name == "perfect" { a == 1.0 } else { a < 0.01 }, "{name}: {a}");
+    }
+}
+
+#[test]
+fn an_empty_prompt_is_a_clear_error() {
+    let t = tok("qwen2-tiny");
+    let m = HashModel::new(100, 1);
+    let pair = Pair { target: t, draft: t, target_eos: vec![], draft_eos: vec![], target_rows: 100, identical: true };
+    let mut p = prompts(2);
+    p[1].target_ids.clear();
+    let e = run(
+        &m,
+        &m,
+        &pair,
+        &p,
+        &options(&[2], Verify::Batched, 4),
+        &WallClock::new(),
+        &mut Unavailable("x".into()),
+        &mut |_| {},
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("prompt 2 has no tokens"), "{e}");
+}
+
+#[test]
+fn progress_counts_every_prompt_of_every_stage() {
+    let t = tok("mistral-tiny");
+    let m = HashModel::new(100, 1);
+    let pair = Pair { target: t, draft: t, target_eos: vec![], draft_eos: vec![], target_rows: 100, identical: true };
+    let mut seen = Vec::new();
+    run(
+        &m,
+        &m,
+        &pair,
+        &prompts(3),
+        &options(&[1, 2], Verify::Batched, 4),
+        &WallClock::new(),
+        &mut Unavailable("x".into()),
+        &mut |p| seen.push((p.stage.clone(), p.done, p.total)),
+    )
+    .unwrap();
+    assert_eq!(seen.first(), Some(&("baseline".to_string(), 0, 9)));
+    assert_eq!(seen.last(), Some(&("done".to_string(), 9, 9)));
+    assert!(seen.iter().any(|s| s.0 == "none k=2"));
+}
+
+#[test]
+fn the_sample_report_shows_what_the_strategies_do() {
+    let r = crate::speculate::report::sample::sample();
+    let get = |s: Strategy, k: KSetting| r.runs.iter().find(|x| x.strategy == s && x.k == k).unwrap();
+    let (ctx, naive, none) = (
+        get(Strategy::Context, KSetting::Fixed(2)),
+        get(Strategy::Naive, KSetting::Fixed(2)),
+        get(Strategy::None, KSetting::Fixed(2)),
+    );
+    assert!(
+        ctx.acceptance_rate > naive.acceptance_rate && naive.acceptance_rate > none.acceptance_rate,
+        "{:?} {:?} {:?}",
+        ctx.acceptance_rate,
+        naive.acceptance_rate,
+        none.acceptance_rate
+    );
+    assert!(r.runs.iter().all(|x| x.identical_prompts == x.prompts.len()), "lossless");
+    assert!(r.baseline.energy_j_per_token.is_some());
+    eprintln!("{}", crate::speculate::report::table::to_string(r));
+}
