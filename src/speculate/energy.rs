@@ -196,10 +196,8 @@ impl Powermetrics {
             let mut parser = PowermetricsParser::default();
             for line in BufReader::new(out).lines() {
                 let Ok(line) = line else { break };
-                if let Some(j) = parser.line(&line) {
-                    if let Ok(mut s) = s2.lock() {
-                        s.0 += j;
-                    }
+                if let (Some(j), Ok(mut s)) = (parser.line(&line), s2.lock()) {
+                    s.0 += j;
                 }
             }
         });

@@ -59,12 +59,10 @@ impl HfTokenizer {
         let mut bytes = Vec::new();
         let mut specials = HashMap::new();
         for id in 0..len as u32 {
-            if let Some(a) = added.get(&id) {
-                if a.special {
-                    specials.insert(a.content.clone(), id);
-                    entries.push(Entry::Special(a.content.clone()));
-                    continue;
-                }
+            if let Some(a) = added.get(&id).filter(|a| a.special) {
+                specials.insert(a.content.clone(), id);
+                entries.push(Entry::Special(a.content.clone()));
+                continue;
             }
             let Some(s) = tok.id_to_token(id) else {
                 entries.push(Entry::Unknown);
@@ -97,7 +95,7 @@ impl TextTokenizer for HfTokenizer {
     }
 
     fn decode(&self, ids: &[u32]) -> Result<String, TokenizerError> {
-        Ok(self.tok.decode(ids, true)?)
+        self.tok.decode(ids, true)
     }
 
     fn token(&self, id: u32) -> Token<'_> {

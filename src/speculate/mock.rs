@@ -58,7 +58,7 @@ impl HashModel {
     fn row(&self, h: u64, batched: bool, out: &mut Vec<f32>) {
         let start = out.len();
         out.extend((0..self.vocab as u64).map(|j| unit(mix(h ^ j.wrapping_mul(0xA24B_AED4_963E_E407))) * 8.0 - 4.0));
-        if self.near_tie_every > 0 && mix(h ^ 0x7135) % self.near_tie_every == 0 {
+        if self.near_tie_every > 0 && mix(h ^ 0x7135).is_multiple_of(self.near_tie_every) {
             let row = &mut out[start..];
             let w = (mix(h ^ 1) % self.vocab as u64) as usize;
             let r = (mix(h ^ 2) % self.vocab as u64) as usize;

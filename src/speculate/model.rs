@@ -39,7 +39,10 @@ pub struct Logits {
 
 impl Logits {
     pub fn new(vocab: usize, data: Vec<f32>) -> Logits {
-        debug_assert!(vocab > 0 && data.len() % vocab == 0, "logits length must be a multiple of the row width");
+        debug_assert!(
+            vocab > 0 && data.len().is_multiple_of(vocab),
+            "logits length must be a multiple of the row width"
+        );
         Logits { vocab, data }
     }
 

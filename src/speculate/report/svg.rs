@@ -135,9 +135,9 @@ pub fn to_string(r: &Report) -> String {
     );
     let _ = writeln!(
         s,
-        r##"<text x="{:.1}" y="{:.1}" fill="#c00" text-anchor="end">break-even (speedup 1)</text>"##,
-        px(x_max) - 4.0,
-        py(1.0) - 5.0
+        r##"<text x="{:.1}" y="{:.1}" fill="#c00">break-even (speedup 1)</text>"##,
+        px(x_min) + 4.0,
+        py(1.0) + 14.0
     );
 
     // Series per strategy: measured (solid, dots) and predicted (dashed, squares), fixed k
@@ -269,6 +269,14 @@ mod tests {
         assert_eq!(svg.matches("<circle cx").count(), measured + strategies, "one dot per run plus the legend");
         assert_eq!(svg.matches("<rect x").count(), predicted + strategies);
         assert!(svg.contains("break-even (speedup 1)") && svg.contains(">auto<"));
+    }
+
+    #[test]
+    fn sample_plot_file() {
+        // Written where a developer can look at it (render with rsvg-convert).
+        let p = std::env::temp_dir().join("reseam-speculate-sample.svg");
+        write(sample(), &p).unwrap();
+        assert!(std::fs::metadata(&p).unwrap().len() > 1000);
     }
 
     #[test]
