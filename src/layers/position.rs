@@ -1,0 +1,64 @@
+//! Sinusoidal position signals, as Marian's `inits::sinusoidalPositionEmbeddings` computes them
+//! (float libm calls, sines in the first half of the vector, cosines in the second).
+
+/// Writes the signal of position `pos` into `out` (`out.len()` = model dimension).
+pub fn sinusoid(pos: usize, out: &mut [f32]) {
+    let dim = out.len();
+    let timescales = dim as f32 / 2.0;
+    let inc = 10000f32.ln() / (timescales - 1.0);
+    let half = dim / 2;
+    for i in 0..half {
+        let v = pos as f32 * (i as f32 * -inc).exp();
+        out[i] = v.sin();
+        out[half + i] = v.cos();
+    }
+}
+
+/// Precomputed signals for the positions a sentence can reach.
+pub struct PositionTable {
+    dim: usize,
+    table: Vec<f32>,
+}
+
+impl PositionTable {
+    pub fn new(dim: usize, positions: usize) -> PositionTable {
+        let mut table = vec![0f32; dim * positions];
+        for (p, row) in table.chunks_exact_mut(dim).enumerate() {
+            sinusoid(p, row);
+        }
+        PositionTable { dim, table }
+    }
+
+    /// Adds the signal of `pos` to `x`.
+    pub fn add_to(&self, pos: usize, x: &mut [f32]) {
+        let start = pos * self.dim;
+        if let Some(row) = self.table.get(start..start + self.dim) {
+            for (a, b) in x.iter_mut().zip(row) {
+                *a += *b;
+            }
+        } else {
+            let mut row = vec![0f32; self.dim];
+            sinusoid(pos, &mut row);
+            for (a, b) in x.iter_mut().zip(&row) {
+                *a += *b;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn position_zero_and_beyond_the_table() {
+        let mut v = vec![0f32; 8];
+        sinusoid(0, &mut v);
+        assert_eq!(v, vec![0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0]);
+        let t = PositionTable::new(8, 4);
+        let (mut a, mut b) = (vec![0f32; 8], vec![0f32; 8]);
+        t.add_to(9, &mut a);
+        sinusoid(9, &mut b);
+        assert_eq!(a, b);
+    }
+}

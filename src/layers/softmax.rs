@@ -1,0 +1,127 @@
+//! Softmax and log-softmax in the order Marian's CPU code computes them
+//! (`tensors/cpu/tensor_operators.cpp` `Softmax`/`LogSoftmax` over `float32x8`/`float32x4`/`float`).
+//!
+//! A row whose length is a multiple of 8 runs 8 lanes (Bergamot's native build is compiled for
+//! AVX), a multiple of 4 runs 4 lanes, anything else is scalar: lane `l` sums the exponentials of
+//! elements `l, l+lanes, ...`, the lane sums are added left to right at the end. The SIMD paths use
+//! the Cephes `exp_ps`/`log_ps` polynomials, the scalar path libm's `expf`/`logf`.
+
+use super::mathfun::{exp_ps, log_ps};
+
+/// How many lanes Marian uses for a row of `n` values.
+#[inline]
+pub fn lanes_for(n: usize) -> usize {
+    if n.is_multiple_of(8) {
+        8
+    } else if n.is_multiple_of(4) {
+        4
+    } else {
+        1
+    }
+}
+
+/// `Ops<T>::max` over the row, as `maxReduce` after a lane-wise max (max is exact, so the order
+/// does not matter).
+#[inline]
+fn row_max(x: &[f32]) -> f32 {
+    let mut m = x[0];
+    for &v in &x[1..] {
+        // Ops<float>::max(x, y) = x < y ? y : x
+        if m < v {
+            m = v;
+        }
+    }
+    m
+}
+
+/// In-place softmax of one row.
+pub fn softmax(row: &mut [f32]) {
+    if row.is_empty() {
+        return;
+    }
+    let lanes = lanes_for(row.len());
+    let max = row_max(row);
+    let mut acc = [0f32; 8];
+    if lanes == 1 {
+        for v in row.iter_mut() {
+            let e = (*v - max).exp();
+            acc[0] += e;
+            *v = e;
+        }
+    } else {
+        for chunk in row.chunks_exact_mut(lanes) {
+            for (a, v) in acc.iter_mut().zip(chunk.iter_mut()) {
+                let e = exp_ps(*v - max);
+                *a += e;
+                *v = e;
+            }
+        }
+    }
+    let mut sum = 0f32;
+    for &a in &acc[..lanes] {
+        sum += a;
+    }
+    for v in row.iter_mut() {
+        *v /= sum;
+    }
+}
+
+/// In-place log-softmax of one row.
+pub fn log_softmax(row: &mut [f32]) {
+    if row.is_empty() {
+        return;
+    }
+    let lanes = lanes_for(row.len());
+    let max = row_max(row);
+    let mut acc = [0f32; 8];
+    if lanes == 1 {
+        for v in row.iter_mut() {
+            let sm = *v - max;
+            acc[0] += sm.exp();
+            *v = sm;
+        }
+    } else {
+        for chunk in row.chunks_exact_mut(lanes) {
+            for (a, v) in acc.iter_mut().zip(chunk.iter_mut()) {
+                let sm = *v - max;
+                *a += exp_ps(sm);
+                *v = sm;
+            }
+        }
+    }
+    let mut sum = 0f32;
+    for &a in &acc[..lanes] {
+        sum += a;
+    }
+    // The SIMD paths broadcast the sum and take log_ps of it.
+    let log_sum = if lanes == 1 { sum.ln() } else { log_ps(sum) };
+    for v in row.iter_mut() {
+        *v -= log_sum;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sums_to_one_and_matches_log() {
+        for n in [1usize, 3, 4, 7, 8, 12, 17, 64] {
+            let x: Vec<f32> = (0..n).map(|i| ((i * 37) % 11) as f32 * 0.7 - 3.0).collect();
+            let mut p = x.clone();
+            softmax(&mut p);
+            let s: f32 = p.iter().sum();
+            assert!((s - 1.0).abs() < 1e-5, "{n}: {s}");
+            let mut l = x.clone();
+            log_softmax(&mut l);
+            for (a, b) in l.iter().zip(&p) {
+                assert!((a.exp() - b).abs() < 1e-5);
+            }
+        }
+    }
+
+    #[test]
+    fn lane_choice() {
+        assert_eq!((lanes_for(16), lanes_for(12), lanes_for(13)), (8, 4, 1));
+    }
+}
