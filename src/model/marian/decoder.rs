@@ -1,0 +1,126 @@
+//! One decoder step over any set of sentences, each at its own position.
+//!
+//! The SSRU decoder keeps one vector per layer per sentence (no growing self-attention cache), and
+//! cross-attention reads the sentence's own keys and values, so the rows of a step are
+//! independent except inside the matrix products, whose integer accumulation is exact.
+
+use reseam_kernels::ShapeError;
+
+use super::{EncoderOut, Marian, Runtime, ShortOutput, Workspace, dump, ffn, fused, grow, linear};
+use crate::layers::attention::{View, attend};
+use crate::layers::mathfun::sigmoid_ps;
+use crate::layers::norm::add_layer_norm;
+
+/// A sentence's decoder state: its encoder result and the SSRU cell of every layer.
+pub struct DecoderState {
+    pub enc: EncoderOut,
+    cells: Vec<f32>,
+}
+
+/// What one row of a step reads: the previous output (`None` at the first step) and the position.
+#[derive(Clone, Copy, Debug)]
+pub struct StepInput {
+    pub prev: Option<u32>,
+    pub pos: usize,
+}
+
+impl Marian {
+    /// The state before the first step (all SSRU cells zero, as Marian's `startState`).
+    pub fn start(&self, enc: EncoderOut) -> DecoderState {
+        DecoderState { enc, cells: vec![0.0; self.dec.len() * self.config.dim] }
+    }
+
+    /// Runs one step for `states.len()` sentences; returns the final hidden rows (`rows × d`) in
+    /// `ws`, ready for [`Marian::logits`].
+    pub fn step(
+        &self,
+        rt: &Runtime,
+        ws: &mut Workspace,
+        states: &mut [&mut DecoderState],
+        inputs: &[StepInput],
+    ) -> Result<(), ShapeError> {
+        let d = self.config.dim;
+        let (heads, dk) = (self.config.heads, self.config.head_dim());
+        let scale = 1.0f32 / (dk as f32).sqrt();
+        let rows = states.len();
+        let groups: Vec<_> = (0..rows).map(|r| r..r + 1).collect();
+        let x = grow(&mut ws.x, rows * d);
+        for (inp, row) in inputs.iter().zip(x.chunks_exact_mut(d)) {
+            self.embed(&self.trg_emb, inp.prev, inp.pos, row);
+        }
+        dump(rt, "decoder_emb", "embeddings", &[rows, d], x);
+
+        for (l, layer) in self.dec.iter().enumerate() {
+            // SSRU: c = σ(f)·c' + (1−σ(f))·x̃ with x̃ = y·W, f = y·Wf + bf; output relu(c).
+            let xf = grow(&mut ws.y, rows * 2 * d);
+            fused(rt, &mut ws.int8, &layer.ssru, &ws.x[..rows * d], rows, &groups, xf, &mut ws.wide)?;
+            let hrow = grow(&mut ws.z, rows * d);
+            for (r, st) in states.iter_mut().enumerate() {
+                let c = &mut st.cells[l * d..(l + 1) * d];
+                let xw = &xf[r * 2 * d..r * 2 * d + d];
+                let f = &xf[r * 2 * d + d..(r + 1) * 2 * d];
+                for i in 0..d {
+                    let s = sigmoid_ps(f[i]);
+                    let next = s * c[i] + (1.0 - s) * xw[i];
+                    c[i] = next;
+                    hrow[r * d + i] = if next > 0.0 { next } else { 0.0 };
+                }
+            }
+            let x = &mut ws.x[..rows * d];
+            add_layer_norm(x, hrow, &layer.ln_rnn.gamma, &layer.ln_rnn.beta, &mut ws.norm);
+            dump(rt, &format!("{}_rnn", layer.name), "layer_normalization", &[rows, d], x);
+
+            // Cross-attention over the sentence's own keys and values.
+            let q = grow(&mut ws.y, rows * d);
+            linear(rt, &mut ws.int8, &layer.q, &ws.x[..rows * d], rows, &groups, false, q)?;
+            let ctx = grow(&mut ws.ctx, rows * d);
+            for (r, st) in states.iter().enumerate() {
+                let kv = &st.enc.kv[l];
+                for h in 0..heads {
+                    attend(
+                        View { data: &q[r * d..(r + 1) * d], stride: d, col: h * dk },
+                        1,
+                        View { data: kv, stride: 2 * d, col: h * dk },
+                        View { data: kv, stride: 2 * d, col: d + h * dk },
+                        st.enc.len,
+                        dk,
+                        scale,
+                        &mut ws.scores,
+                        &mut ctx[r * d..(r + 1) * d],
+                        d,
+                        h * dk,
+                    );
+                }
+            }
+            let o = grow(&mut ws.z, rows * d);
+            linear(rt, &mut ws.int8, &layer.wo, ctx, rows, &groups, false, o)?;
+            let x = &mut ws.x[..rows * d];
+            add_layer_norm(x, o, &layer.ln_ctx.gamma, &layer.ln_ctx.beta, &mut ws.norm);
+            dump(rt, &format!("{}_context", layer.name), "layer_normalization", &[rows, d], x);
+
+            let f = grow(&mut ws.z, rows * d);
+            ffn(rt, &mut ws.int8, &mut ws.hidden, &mut ws.wide, &layer.ffn, &ws.x[..rows * d], rows, &groups, f)?;
+            let x = &mut ws.x[..rows * d];
+            add_layer_norm(x, f, &layer.ln_ffn.gamma, &layer.ln_ffn.beta, &mut ws.norm);
+            dump(rt, &format!("{}_ffn", layer.name), "layer_normalization", &[rows, d], x);
+        }
+        Ok(())
+    }
+
+    /// Logits of the rows the last [`Marian::step`] left in `ws`: row `r` over the full vocabulary,
+    /// or over `short[r]`'s ids, written at `out[r * stride ..]`.
+    pub fn logits(
+        &self,
+        rt: &Runtime,
+        ws: &mut Workspace,
+        rows: usize,
+        short: Option<&[&ShortOutput]>,
+        out: &mut [f32],
+        stride: usize,
+    ) -> Result<(), ShapeError> {
+        let d = self.config.dim;
+        self.out.forward(rt.kernels, rt.arith, &ws.x[..rows * d], d, rows, short, out, stride, &mut ws.int8.a)?;
+        dump(rt, "decoder_ff_logit_out", "affine", &[rows, stride], &out[..rows * stride]);
+        Ok(())
+    }
+}

@@ -1,0 +1,98 @@
+//! The encoder over a batch of sentences.
+//!
+//! Sentences are packed row after row without padding: every operation but attention works on
+//! rows independently, and attention runs per sentence over its own positions. So a sentence's
+//! result is the same alone or in any batch, and no work is spent on padding. (Marian pads to the
+//! longest sentence and masks with −99999999; masked positions get exactly zero weight, but the
+//! padded length still changes the softmax's SIMD path and the BLAS kernel's summation order,
+//! which is why Bergamot's output can depend on the batch and reseam's does not.)
+
+use std::ops::Range;
+
+use reseam_kernels::ShapeError;
+
+use super::{Marian, Runtime, Workspace, dump, ffn, fused, grow, linear};
+use crate::layers::attention::{View, attend};
+use crate::layers::norm::add_layer_norm;
+
+/// One sentence's encoder result, in the form the decoder reads it: for every decoder layer, the
+/// cross-attention keys and values of each source position (`len` rows of `[K | V]`).
+pub struct EncoderOut {
+    pub len: usize,
+    pub kv: Vec<Vec<f32>>,
+}
+
+impl Marian {
+    /// Encodes sentences given as source ids including the final `</s>`.
+    pub fn encode(
+        &self,
+        rt: &Runtime,
+        ws: &mut Workspace,
+        sentences: &[&[u32]],
+    ) -> Result<Vec<EncoderOut>, ShapeError> {
+        let d = self.config.dim;
+        let (heads, dk) = (self.config.heads, self.config.head_dim());
+        let scale = 1.0f32 / (dk as f32).sqrt();
+        let mut groups: Vec<Range<usize>> = Vec::with_capacity(sentences.len());
+        let mut rows = 0;
+        for s in sentences {
+            groups.push(rows..rows + s.len());
+            rows += s.len();
+        }
+        let x = grow(&mut ws.x, rows * d);
+        for (s, g) in sentences.iter().zip(&groups) {
+            for (p, (&id, row)) in s.iter().zip(x[g.start * d..g.end * d].chunks_exact_mut(d)).enumerate() {
+                self.embed(&self.src_emb, Some(id), p, row);
+            }
+        }
+        dump(rt, "encoder_emb", "embeddings", &[rows, d], x);
+
+        for layer in &self.enc {
+            let qkv = grow(&mut ws.y, rows * 3 * d);
+            fused(rt, &mut ws.int8, &layer.qkv, &ws.x[..rows * d], rows, &groups, qkv, &mut ws.wide)?;
+            let ctx = grow(&mut ws.ctx, rows * d);
+            for g in &groups {
+                let len = g.len();
+                let base = &qkv[g.start * 3 * d..g.end * 3 * d];
+                for h in 0..heads {
+                    let view = |col| View { data: base, stride: 3 * d, col };
+                    attend(
+                        view(h * dk),
+                        len,
+                        view(d + h * dk),
+                        view(2 * d + h * dk),
+                        len,
+                        dk,
+                        scale,
+                        &mut ws.scores,
+                        &mut ctx[g.start * d..g.end * d],
+                        d,
+                        h * dk,
+                    );
+                }
+            }
+            let o = grow(&mut ws.z, rows * d);
+            linear(rt, &mut ws.int8, &layer.wo, ctx, rows, &groups, false, o)?;
+            let x = &mut ws.x[..rows * d];
+            add_layer_norm(x, o, &layer.ln_att.gamma, &layer.ln_att.beta, &mut ws.norm);
+            dump(rt, &format!("{}_self", layer.name), "layer_normalization", &[rows, d], x);
+
+            let f = grow(&mut ws.z, rows * d);
+            ffn(rt, &mut ws.int8, &mut ws.hidden, &mut ws.wide, &layer.ffn, &ws.x[..rows * d], rows, &groups, f)?;
+            let x = &mut ws.x[..rows * d];
+            add_layer_norm(x, f, &layer.ln_ffn.gamma, &layer.ln_ffn.beta, &mut ws.norm);
+            dump(rt, &format!("{}_ffn", layer.name), "layer_normalization", &[rows, d], x);
+        }
+
+        let mut outs: Vec<EncoderOut> =
+            groups.iter().map(|g| EncoderOut { len: g.len(), kv: Vec::with_capacity(self.dec.len()) }).collect();
+        for layer in &self.dec {
+            let kv = grow(&mut ws.y, rows * 2 * d);
+            fused(rt, &mut ws.int8, &layer.kv, &ws.x[..rows * d], rows, &groups, kv, &mut ws.wide)?;
+            for (o, g) in outs.iter_mut().zip(&groups) {
+                o.kv.push(kv[g.start * 2 * d..g.end * 2 * d].to_vec());
+            }
+        }
+        Ok(outs)
+    }
+}
