@@ -8,7 +8,12 @@
 //!
 //! Beside it: `kernels` (the `reseam-kernels` crate: int8 products per instruction set).
 
+pub mod decode;
 pub mod fetch;
+pub mod layers;
+pub mod model;
 pub mod paths;
 pub mod speculate;
 pub mod text;
+pub mod translate;
+pub mod vocab;

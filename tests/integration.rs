@@ -2,4 +2,8 @@
 
 mod cli;
 mod common;
+/// The engine through the library: Marian's scores, batch invariance, broken files.
+mod engine;
 mod fetch;
+/// `reseam translate` against Marian and Bergamot references, and as a shell filter.
+mod translate;

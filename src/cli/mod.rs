@@ -3,6 +3,7 @@
 
 mod fetch;
 mod generate;
+mod translate;
 mod version;
 
 use std::process::ExitCode;
@@ -30,6 +31,7 @@ pub struct Cli {
 enum Command {
     /// Downloads Firefox Translations models (verified) into the models folder.
     Fetch(fetch::Args),
+    Translate(translate::Args),
     /// Writes the man page or shell completions (for packagers).
     #[command(hide = true)]
     Generate(generate::Args),
@@ -65,6 +67,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     }
     match cli.command {
         Some(Command::Fetch(args)) => fetch::run(args, cli.verbose),
+        Some(Command::Translate(args)) => translate::run(args),
         Some(Command::Generate(args)) => generate::run(args, Cli::command()),
         None => {
             Cli::command().print_help()?;

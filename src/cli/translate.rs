@@ -1,0 +1,105 @@
+//! `reseam translate FROM TO`: stdin to stdout, one line out per line in.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use reseam::translate::{ArithmeticChoice, TranslateOptions, Translator};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Arith {
+    /// What Firefox computes on this CPU: exact on CPUs with AVX-512 VNNI or AVX-VNNI and on
+    /// ARM64, saturating on other x86 CPUs (SSSE3, AVX2, AVX-512BW).
+    Auto,
+    /// Each pair of int8 products saturates to int16 before it is summed, as intgemm and Firefox
+    /// compute with `maddubs`: reproduces Firefox on AVX2 machines.
+    Saturating,
+    /// Exact int32 sums, as VNNI, AMX and ARM64 dot products compute: the same output on every CPU.
+    Exact,
+}
+
+/// Translates text from standard input to standard output, line by line.
+///
+/// Every input line gives one output line; empty lines stay empty and the spacing around and
+/// between sentences is kept. Uses Mozilla's Firefox Translations models (Marian transformers);
+/// the output equals Firefox's engine (Bergamot) translating the same sentence.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:\n  echo 'Hola, mundo.' | reseam translate es en\n  \
+    reseam translate --models ./models/es-en es en < input.txt > output.txt")]
+pub struct Args {
+    /// Source language code, e.g. `es`.
+    pub from: String,
+    /// Target language code, e.g. `en`.
+    pub to: String,
+
+    /// A model folder, or a folder of `<from>-<to>/` model folders [default: the user data
+    /// directory's reseam/models, e.g. ~/.local/share/reseam/models].
+    #[arg(long, env = "MODELS_DIR", value_name = "DIR")]
+    pub models: Option<PathBuf>,
+
+    /// The model file to use when the folder holds several (by default the int8
+    /// `model.*.intgemm.alphas.bin`, as Firefox). A name inside the folder or a path.
+    #[arg(long, env = "RESEAM_MODEL", value_name = "FILE")]
+    pub model: Option<PathBuf>,
+
+    /// Restrict each sentence's output words to the model's lexical shortlist
+    /// (`lex.*.s2t.bin`): faster, slightly different output. Off by default, as in Firefox.
+    #[arg(long, env = "RESEAM_SHORTLIST", value_parser = clap::builder::BoolishValueParser::new())]
+    pub shortlist: bool,
+
+    /// Integer arithmetic of the int8 products. Firefox's results depend on the CPU: `auto`
+    /// matches Firefox on this machine, `exact` gives the same output everywhere.
+    #[arg(long, env = "RESEAM_MT_ARITHMETIC", value_enum, default_value_t = Arith::Auto)]
+    pub arithmetic: Arith,
+
+    /// Most sentences translated together (larger is faster; the output does not change).
+    #[arg(long, env = "RESEAM_MT_BATCH", default_value_t = 64, value_parser = clap::value_parser!(u16).range(1..))]
+    pub batch: u16,
+
+    /// Print every layer's values to stderr in the format of Marian's debug() messages, to
+    /// compare with Marian layer by layer.
+    #[arg(long, env = "RESEAM_MT_DEBUG", value_parser = clap::builder::BoolishValueParser::new())]
+    pub debug: bool,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let opts = TranslateOptions {
+        models: args.models.unwrap_or_else(reseam::paths::default_models_dir),
+        model_file: args.model,
+        from: args.from,
+        to: args.to,
+        shortlist: args.shortlist,
+        arithmetic: match args.arithmetic {
+            Arith::Auto => ArithmeticChoice::Auto,
+            Arith::Saturating => ArithmeticChoice::Saturating,
+            Arith::Exact => ArithmeticChoice::Exact,
+        },
+        debug: args.debug,
+        max_batch: args.batch as usize,
+    };
+    let mut translator = Translator::load(&opts)?;
+    let stdin = std::io::stdin();
+    let stdout = std::io::stdout();
+    // A person typing or watching: translate and show each line at once.
+    let interactive = stdin.is_terminal() || stdout.is_terminal();
+    // A progress spinner only where it is seen and harms nothing: on a terminal stderr, while
+    // input comes from a file or pipe and output goes elsewhere.
+    let bar = (std::io::stderr().is_terminal() && !interactive).then(|| {
+        let b = indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} {pos} lines translated ({per_sec}) {elapsed}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        );
+        b
+    });
+    let mut progress = |n: usize| {
+        if let Some(b) = &bar {
+            b.set_position(n as u64);
+        }
+    };
+    let result = translator.translate_stream(stdin.lock(), stdout.lock(), interactive, &mut progress);
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    result?;
+    Ok(())
+}

@@ -1,0 +1,241 @@
+//! The engine through the library: Marian's teacher-forced scores, batch invariance, and what
+//! the readers do with broken files.
+
+use std::path::{Path, PathBuf};
+
+use reseam::decode::{Decoder, SearchOptions};
+use reseam::model::{Model, ModelError, ModelFiles, VocabFiles, find, marian_from_bytes};
+use reseam_kernels::{Arithmetic, Kernels};
+
+use crate::common::fixtures;
+
+pub fn esen() -> PathBuf {
+    fixtures().join("tiny-esen")
+}
+
+pub fn lines(name: &str) -> Vec<String> {
+    std::fs::read_to_string(esen().join("refs").join(name))
+        .unwrap_or_else(|e| panic!("reading refs/{name}: {e}"))
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+fn ids(name: &str) -> Vec<Vec<u32>> {
+    lines(name).iter().map(|l| l.split_whitespace().map(|t| t.parse().expect("id")).collect()).collect()
+}
+
+pub fn files(model: &str, _shortlist: bool) -> ModelFiles {
+    find(&esen(), "es", "en", Some(Path::new(model))).expect("fixture model folder")
+}
+
+pub fn kernels() -> &'static Kernels {
+    reseam_kernels::dispatch::kernels().expect("kernels")
+}
+
+#[test]
+fn vocab_gives_the_reference_ids() {
+    let m = Model::load(&files("model.esen.float32.bin", false), false).unwrap();
+    let src = lines("heldout.es");
+    let want = ids("heldout.es.ids");
+    for (i, (s, w)) in src.iter().zip(&want).enumerate() {
+        let mut got = m.src_vocab.encode(s).unwrap();
+        got.push(0);
+        assert_eq!(&got, w, "line {}", i + 1);
+    }
+}
+
+/// Marian's `score --word-scores` of the human references, reproduced piece by piece.
+#[test]
+fn float_scores_match_marian_within_1e4() {
+    let m = Model::load(&files("model.esen.float32.bin", false), false).unwrap();
+    let mut dec = Decoder::new(&m, kernels(), Arithmetic::Exact, false);
+    let (src, trg, refs) = (ids("heldout.es.ids"), ids("heldout.en.ids"), lines("heldout.marian-float32.ref-scores"));
+    assert_eq!((src.len(), trg.len(), refs.len()), (300, 300, 300));
+    let mut max_err = 0f32;
+    let mut pieces = 0;
+    for (i, ((s, t), r)) in src.iter().zip(&trg).zip(&refs).enumerate() {
+        let want: Vec<f32> = r
+            .split("WordScores=")
+            .nth(1)
+            .expect("WordScores")
+            .split_whitespace()
+            .map(|v| v.parse().expect("score"))
+            .collect();
+        let got = dec.score(s, t).unwrap();
+        assert_eq!(got.len(), want.len(), "line {}", i + 1);
+        for (p, (g, w)) in got.iter().zip(&want).enumerate() {
+            let err = (g - w).abs();
+            max_err = max_err.max(err);
+            assert!(err <= 1e-4, "line {} piece {p}: {g} vs Marian {w}", i + 1);
+        }
+        pieces += got.len();
+    }
+    eprintln!("float scores: {pieces} pieces on 300 lines, max |error| {max_err:.2e}");
+}
+
+/// Decoding a sentence alone and as one of 64 gives the same output, with and without the
+/// shortlist (batch invariance holds by construction: rows are independent and every
+/// per-sentence quantity is per sentence).
+#[test]
+fn a_sentence_translates_the_same_alone_and_in_a_batch_of_64() {
+    let m = Model::load(&files("model.esen.intgemm.alphas.bin", true), true).unwrap();
+    let src = ids("heldout.es.ids");
+    // The 64 shortest lines keep the run short; the probe sits in the middle of the batch.
+    let mut order: Vec<usize> = (0..src.len()).collect();
+    order.sort_by_key(|&i| src[i].len());
+    let batch: Vec<Vec<u32>> = order[..64].iter().map(|&i| src[i][..src[i].len() - 1].to_vec()).collect();
+    let probe = 37;
+    for shortlist in [false, true] {
+        for arith in [Arithmetic::Saturating, Arithmetic::Exact] {
+            let opts = SearchOptions { shortlist, ..Default::default() };
+            let mut dec = Decoder::new(&m, kernels(), arith, false);
+            let together = dec.translate(&batch, &opts).unwrap();
+            let alone = dec.translate(&batch[probe..probe + 1], &opts).unwrap();
+            assert_eq!(together[probe], alone[0], "shortlist {shortlist} {arith:?}");
+            assert!(!alone[0][0].is_empty());
+            // And with a batch limit of 5: other batch compositions, same result.
+            let small = SearchOptions { max_batch: 5, ..opts };
+            let split = dec.translate(&batch, &small).unwrap();
+            assert_eq!(split, together, "shortlist {shortlist} {arith:?}");
+        }
+    }
+}
+
+#[test]
+fn output_layer_requantization_gives_back_the_file_int8() {
+    let bytes = std::fs::read(esen().join("model.esen.intgemm.alphas.bin")).unwrap();
+    let items = reseam::model::binary::parse(&bytes).unwrap();
+    let wemb = items.iter().find(|i| i.name == "Wemb").unwrap();
+    let (q, _) = wemb.intgemm8().unwrap();
+    let m = marian_from_bytes(&bytes, Path::new("model.bin")).unwrap();
+    let (b, _) = m.output().int8_weights().expect("int8 output layer");
+    let got = b.unpack_transposed();
+    let same = got.iter().zip(q).filter(|(a, b)| **a == **b as i8).count();
+    assert_eq!(same, got.len(), "requantized Wemb differs from the file in {} places", got.len() - same);
+    assert!(m.fused_products(), "Q/K/V, SSRU and K/V share activation scales in the fixture");
+}
+
+// ----- broken inputs: clear errors, never a panic -----
+
+fn noise(seed: &mut u64, len: usize) -> Vec<u8> {
+    (0..len)
+        .map(|_| {
+            *seed ^= *seed << 13;
+            *seed ^= *seed >> 7;
+            *seed ^= *seed << 17;
+            *seed as u8
+        })
+        .collect()
+}
+
+#[test]
+fn broken_model_files_are_errors() {
+    let bytes = std::fs::read(esen().join("model.esen.intgemm.alphas.bin")).unwrap();
+    let p = Path::new("model.esen.intgemm.alphas.bin");
+    // Cuts everywhere in the headers, then through the data.
+    let mut cuts: Vec<usize> = (0..8192).step_by(7).collect();
+    cuts.extend((0..200).map(|i| bytes.len() * i / 200));
+    cuts.push(bytes.len() - 1);
+    for cut in cuts {
+        let e = marian_from_bytes(&bytes[..cut], p).err();
+        assert!(e.is_some(), "a model cut at {cut} of {} bytes was accepted", bytes.len());
+    }
+    let mut seed = 0x5eed;
+    for len in [0, 8, 16, 100, 4096, 100_000] {
+        for _ in 0..5 {
+            assert!(marian_from_bytes(&noise(&mut seed, len), p).is_err());
+        }
+    }
+    // Bytes flipped in the header region: an error or (if only a name or padding changed) a
+    // model, never a panic.
+    let mut b = bytes.clone();
+    for at in (0..8192).step_by(61) {
+        b[at] ^= 0x5a;
+        let _ = marian_from_bytes(&b, p);
+        b[at] ^= 0x5a;
+    }
+    let e = marian_from_bytes(&bytes[..1000], p).err().unwrap().to_string();
+    assert!(e.contains("model.esen.intgemm.alphas.bin") && e.contains("truncated"), "{e}");
+}
+
+/// Rewrites the model.yml of the fixture and checks the error names the option.
+#[test]
+fn broken_model_yml_is_named() {
+    let bytes = std::fs::read(esen().join("model.esen.float32.bin")).unwrap();
+    let items = reseam::model::binary::parse(&bytes).unwrap();
+    let yml_at = items.iter().position(|i| i.name == "special:model.yml").unwrap();
+    let text = String::from_utf8_lossy(&items[yml_at].data).trim_end_matches('\0').to_string();
+    let cases = [
+        ("dim-emb: 256", "dim-emb: 384", "shape"),
+        ("dec-depth: 2", "dec-depth: 3", "decoder_l3"),
+        ("dec-cell: ssru", "dec-cell: lstm", "dec-cell"),
+        ("transformer-dim-ffn: 1536", "transformer-dim-ffn: abc", "transformer-dim-ffn"),
+        ("type: transformer", "type: s2s", "type"),
+        ("dim-emb: 256", "dim-emb 256", "line"),
+        ("  - 8000\n  - 8000", "  - 8000\n  - 16000", "shape"),
+    ];
+    for (from, to, want) in cases {
+        assert!(text.contains(from), "fixture yml lacks {from:?}");
+        let mut items = items.clone();
+        let mut new = text.replacen(from, to, 1).into_bytes();
+        new.push(0);
+        items[yml_at].shape = vec![new.len()];
+        items[yml_at].data = new.into();
+        let out = reseam::model::binary::write(&items);
+        let e = marian_from_bytes(&out, Path::new("m.bin")).err().map(|e| e.to_string());
+        assert!(e.as_deref().is_some_and(|e| e.contains(want) && e.contains("m.bin")), "{to:?}: {e:?}");
+    }
+}
+
+#[test]
+fn mismatched_and_broken_vocab_and_shortlist_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = esen();
+    for f in ["model.esen.intgemm.alphas.bin", "vocab.esen.spm", "lex.50.50.esen.s2t.bin"] {
+        std::fs::copy(base.join(f), dir.path().join(f)).unwrap();
+    }
+    let files = find(dir.path(), "es", "en", None).unwrap();
+    assert!(Model::load(&files, true).is_ok());
+
+    // A SentencePiece model of another size (the Mistral fixture's tokenizer).
+    std::fs::copy(fixtures().join("llm/mistral-tiny/tokenizer.model"), dir.path().join("vocab.esen.spm")).unwrap();
+    let e = Model::load(&files, false).err().unwrap();
+    assert!(matches!(e, ModelError::Mismatch { .. }) && e.to_string().contains("vocab.esen.spm"), "{e}");
+    std::fs::write(dir.path().join("vocab.esen.spm"), b"not a sentencepiece model").unwrap();
+    let e = Model::load(&files, false).err().unwrap().to_string();
+    assert!(e.contains("vocab.esen.spm"), "{e}");
+    std::fs::copy(base.join("vocab.esen.spm"), dir.path().join("vocab.esen.spm")).unwrap();
+
+    let lex = std::fs::read(base.join("lex.50.50.esen.s2t.bin")).unwrap();
+    let mut seed = 99;
+    let mut broken: Vec<Vec<u8>> =
+        vec![Vec::new(), lex[..47].to_vec(), lex[..lex.len() - 4].to_vec(), noise(&mut seed, 5000)];
+    for at in [0, 9, 20, 40, 60, lex.len() / 2, lex.len() - 2] {
+        let mut b = lex.clone();
+        b[at] ^= 0x40;
+        broken.push(b);
+    }
+    for (i, b) in broken.iter().enumerate() {
+        std::fs::write(dir.path().join("lex.50.50.esen.s2t.bin"), b).unwrap();
+        let e = Model::load(&files, true).err().unwrap_or_else(|| panic!("broken shortlist {i} accepted"));
+        assert!(e.to_string().contains("lex.50.50.esen.s2t.bin"), "{e}");
+        // Without --shortlist the file is not read.
+        assert!(Model::load(&files, false).is_ok());
+    }
+    // A shortlist for a different source vocabulary.
+    let mut other = lex.clone();
+    other[32..40].copy_from_slice(&4001u64.to_le_bytes());
+    std::fs::write(dir.path().join("lex.50.50.esen.s2t.bin"), &other).unwrap();
+    assert!(Model::load(&files, true).is_err());
+
+    // Split vocabularies are found and must both exist.
+    std::fs::remove_file(dir.path().join("vocab.esen.spm")).unwrap();
+    std::fs::copy(base.join("vocab.esen.spm"), dir.path().join("srcvocab.esen.spm")).unwrap();
+    assert!(matches!(find(dir.path(), "es", "en", None), Err(ModelError::NoVocab { .. })));
+    std::fs::copy(base.join("vocab.esen.spm"), dir.path().join("trgvocab.esen.spm")).unwrap();
+    let f = find(dir.path(), "es", "en", None).unwrap();
+    assert!(matches!(f.vocab, VocabFiles::Split { .. }));
+    let m = Model::load(&f, false).unwrap();
+    assert!(!m.shared_vocab);
+}

@@ -1,0 +1,255 @@
+//! `reseam translate`: the real binary against the references of real engines, and its behaviour
+//! as a shell filter.
+
+use std::process::Output;
+
+use reseam::decode::choose;
+use reseam::model::Model;
+use reseam::model::marian::{Runtime, StepInput, Workspace};
+use reseam_kernels::Arithmetic;
+
+use crate::common::TestDir;
+use crate::engine::{esen, files, kernels, lines};
+
+fn translate(t: &TestDir, args: &[&str], stdin: &[u8]) -> Output {
+    let mut c = t.cmd();
+    c.arg("translate").arg("--models").arg(esen()).args(args).args(["es", "en"]);
+    t.run(c, stdin)
+}
+
+fn stdout_lines(out: &Output) -> Vec<String> {
+    assert!(out.status.success(), "reseam failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout.clone()).expect("UTF-8 output").lines().map(String::from).collect()
+}
+
+/// Translates the 300 held-out lines and returns (our lines, number equal to `reference`).
+fn heldout(args: &[&str], reference: &str) -> (Vec<String>, Vec<usize>) {
+    let t = TestDir::new();
+    let input = std::fs::read(esen().join("refs/heldout.es")).unwrap();
+    let ours = stdout_lines(&translate(&t, args, &input));
+    let want = lines(reference);
+    assert_eq!(ours.len(), 300, "one output line per input line");
+    let differ: Vec<usize> = (0..300).filter(|&i| ours[i] != want[i]).collect();
+    (ours, differ)
+}
+
+#[test]
+fn float_greedy_equals_marian_on_every_line() {
+    let (ours, differ) = heldout(&["--model", "model.esen.float32.bin"], "heldout.marian-float32.en");
+    let want = lines("heldout.marian-float32.en");
+    for &i in &differ {
+        eprintln!("line {}:\n  reseam: {}\n  marian: {}", i + 1, ours[i], want[i]);
+    }
+    assert!(differ.is_empty(), "{} of 300 lines differ from Marian's float32 output", differ.len());
+}
+
+#[test]
+fn float_greedy_with_shortlist_equals_marian_on_every_line() {
+    let (ours, differ) =
+        heldout(&["--model", "model.esen.float32.bin", "--shortlist"], "heldout.marian-float32.shortlist.en");
+    let want = lines("heldout.marian-float32.shortlist.en");
+    for &i in &differ {
+        eprintln!("line {}:\n  reseam: {}\n  marian: {}", i + 1, ours[i], want[i]);
+    }
+    assert!(differ.is_empty(), "{} of 300 lines differ from Marian's float32 shortlist output", differ.len());
+}
+
+/// Where and why a line differs from a reference: the first step at which our greedy choice
+/// leaves the reference text, our choice, the candidate that would continue the reference, and
+/// the difference of their scores (path score + log-probability, as the search compares them).
+pub fn explain(model: &Model, arith: Arithmetic, src_text: &str, reference: &str) -> String {
+    let rt = Runtime { kernels: kernels(), arith, debug: false };
+    let mut ws = Workspace::default();
+    let mut src = model.src_vocab.encode(src_text).unwrap();
+    src.push(0);
+    let m = &model.marian;
+    let enc = m.encode(&rt, &mut ws, &[&src]).unwrap().pop().unwrap();
+    let mut state = m.start(enc);
+    let vocab = m.trg_vocab();
+    let (unk, limit) = (model.trg_vocab.unk(), reseam::decode::length_limit(src.len(), 2.0));
+    let mut logits = vec![0f32; vocab];
+    let mut out: Vec<u32> = Vec::new();
+    let mut path = 0f32;
+    for step in 0..limit {
+        m.step(&rt, &mut ws, &mut [&mut state], &[StepInput { prev: out.last().copied(), pos: out.len() }]).unwrap();
+        m.logits(&rt, &mut ws, 1, None, &mut logits, vocab).unwrap();
+        let mut row = logits.clone();
+        let (best, score) = choose(&mut row, path, None, unk);
+        // `row` now holds log-probabilities.
+        let text = |ids: &[u32]| model.trg_vocab.decode(ids).unwrap();
+        let mut with_best = out.clone();
+        with_best.push(best as u32);
+        let continues = |ids: &[u32]| best as u32 == 0 && text(ids) == reference || reference.starts_with(&text(ids));
+        if best as u32 != 0 && !continues(&with_best) || (best as u32 == 0 && text(&out) != reference) {
+            // The reference's token: the best-scoring candidate that keeps the reference text.
+            let mut alt: Option<(usize, f32)> = None;
+            for (j, &lp) in row.iter().enumerate() {
+                if j as u32 == unk || j == best {
+                    continue;
+                }
+                let mut ids = out.clone();
+                ids.push(j as u32);
+                let ok = if j == 0 { text(&out) == reference } else { reference.starts_with(&text(&ids)) };
+                if ok && alt.is_none_or(|(_, s)| path + lp > s) {
+                    alt = Some((j, path + lp));
+                }
+            }
+            let piece = |j: usize| if j == 0 { "</s>".to_string() } else { format!("{:?}", text(&[j as u32])) };
+            return match alt {
+                Some((j, s)) => format!(
+                    "step {step}: reseam {} vs reference {}, margin {:.3e} (log-prob {:.6} vs {:.6})",
+                    piece(best),
+                    piece(j),
+                    score - s,
+                    row[best],
+                    row[j]
+                ),
+                None => format!("step {step}: reseam {}; no candidate continues the reference", piece(best)),
+            };
+        }
+        path = score;
+        if best == 0 {
+            break;
+        }
+        out.push(best as u32);
+    }
+    format!("reseam stops at the length limit ({limit} tokens) where the reference goes on")
+}
+
+fn int8_agreement(arith: &str, reference: &str, at_least: usize) {
+    let (ours, differ) = heldout(&["--arithmetic", arith], reference);
+    let want = lines(reference);
+    let src = lines("heldout.es");
+    let model = Model::load(&files("model.esen.intgemm.alphas.bin", false), false).unwrap();
+    let a = if arith == "exact" { Arithmetic::Exact } else { Arithmetic::Saturating };
+    for &i in &differ {
+        eprintln!(
+            "line {} ({arith}): {}\n  reseam:   {}\n  bergamot: {}",
+            i + 1,
+            explain(&model, a, &src[i], &want[i]),
+            ours[i],
+            want[i]
+        );
+    }
+    let equal = 300 - differ.len();
+    eprintln!("int8 {arith}: {equal}/300 lines equal Bergamot");
+    assert!(equal >= at_least, "only {equal} of 300 lines equal Bergamot ({arith}); at least {at_least} must");
+}
+
+#[test]
+fn int8_saturating_equals_bergamot() {
+    int8_agreement("saturating", "heldout.bergamot-saturating.en", 297);
+}
+
+#[test]
+fn int8_exact_equals_bergamot() {
+    int8_agreement("exact", "heldout.bergamot-exact.en", 297);
+}
+
+#[test]
+fn lines_spacing_and_empty_lines_are_kept() {
+    let t = TestDir::new();
+    let out = translate(&t, &["--arithmetic", "exact"], b"\n  Hola.\t\n\nBuenos d\xc3\xadas.");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.split('\n').collect();
+    assert_eq!(lines.len(), 4, "{text:?}");
+    assert_eq!(lines[0], "");
+    assert!(lines[1].starts_with("  ") && lines[1].ends_with('\t') && lines[1].trim().len() > 1, "{text:?}");
+    assert_eq!(lines[2], "");
+    assert!(!lines[3].is_empty(), "the last line has no newline and gets none: {text:?}");
+}
+
+#[test]
+fn invalid_utf8_names_the_line() {
+    let t = TestDir::new();
+    let out = translate(&t, &[], b"Hola.\nadi\xffos\n");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("line 2") && err.contains("UTF-8"), "{err}");
+}
+
+#[test]
+fn missing_or_broken_model_names_the_path() {
+    let t = TestDir::new();
+    let mut c = t.cmd();
+    c.args(["translate", "--models"]).arg(t.path().join("nowhere")).args(["es", "en"]);
+    let out = t.run(c, b"Hola\n");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("nowhere") && err.contains("es→en"), "{err}");
+
+    // A model folder whose model file is cut short.
+    let dir = t.path().join("models").join("es-en");
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = std::fs::read(esen().join("model.esen.intgemm.alphas.bin")).unwrap();
+    std::fs::write(dir.join("model.esen.intgemm.alphas.bin"), &model[..model.len() / 2]).unwrap();
+    std::fs::copy(esen().join("vocab.esen.spm"), dir.join("vocab.esen.spm")).unwrap();
+    let mut c = t.cmd();
+    c.args(["translate", "es", "en"]).env("MODELS_DIR", t.path().join("models"));
+    let out = t.run(c, b"Hola\n");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("model.esen.intgemm.alphas.bin") && err.contains("truncated"), "{err}");
+
+    // --shortlist without a shortlist file.
+    let mut c = t.cmd();
+    c.args(["translate", "--shortlist", "es", "en"]).env("MODELS_DIR", t.path().join("models"));
+    std::fs::write(dir.join("model.esen.intgemm.alphas.bin"), &model).unwrap();
+    let out = t.run(c, b"Hola\n");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("lex."), "{out:?}");
+}
+
+#[test]
+fn usage_errors_exit_2_and_help_explains_the_arithmetic() {
+    let t = TestDir::new();
+    let out = translate(&t, &["--arithmetic", "fast"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    let mut c = t.cmd();
+    c.args(["translate", "--help"]);
+    let out = t.run(c, b"");
+    let help = String::from_utf8_lossy(&out.stdout);
+    for word in ["--arithmetic", "saturating", "exact", "RESEAM_MT_ARITHMETIC", "MODELS_DIR", "--shortlist"] {
+        assert!(help.contains(word), "help lacks {word}: {help}");
+    }
+    let mut c = t.cmd();
+    c.arg("--help");
+    let out = t.run(c, b"");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("translate"));
+}
+
+#[test]
+fn debug_prints_marian_style_layers_to_stderr() {
+    let t = TestDir::new();
+    let mut c = t.cmd();
+    c.args(["translate", "--model", "model.esen.float32.bin", "--models"]).arg(esen()).args(["es", "en"]);
+    c.env("RESEAM_MT_DEBUG", "1");
+    let out = t.run(c, b"Hola.\n");
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("Debug: encoder_l1_self op=layer_normalization"), "{}", &err[..err.len().min(500)]);
+    assert!(err.contains("Debug: decoder_ff_logit_out op=affine") && err.contains("l2-norm:"));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1);
+}
+
+#[test]
+fn a_closed_output_pipe_is_not_an_error() {
+    use std::io::{Read, Write};
+    use std::process::Stdio;
+    let t = TestDir::new();
+    let mut c = t.cmd();
+    c.args(["translate", "--model", "model.esen.float32.bin", "--models"]).arg(esen()).args(["es", "en"]);
+    c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    // The reader goes away before anything is written, as `reseam translate ... | head -0` would.
+    drop(child.stdout.take());
+    let mut stdin = child.stdin.take().unwrap();
+    let _ = stdin.write_all(b"Hola.\nAdios.\n");
+    drop(stdin);
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert!(status.success(), "{status:?}: {err}");
+    assert!(err.is_empty(), "{err}");
+}
