@@ -7,13 +7,17 @@
 //! additions, then confirmed bit for bit on random data for head size 32, 1–128 keys, 1–128
 //! queries, batched as Marian batches them). "fma" below is one fused multiply-add.
 //!
-//! `Q·Kᵀ` (inner dimension = head size `k`), per output element, then `× alpha`:
-//! - one query row (the decoder): keys in blocks of 4 use "carry": the first product, then each
-//!   following 16-element chunk fma'd into 16 lanes (the carry into lane 0), each chunk reduced by
-//!   halving; keys past the last block of 4 use "tail": 16 lanes over elements `1..k`, halved,
-//!   then added to the first product;
-//! - 2–3 keys (source of 1–2 pieces): 16 lanes by `t mod 16` halved; even query rows multiply
-//!   and add, odd rows fma;
+//! `Q·Kᵀ` (inner dimension = head size `k`), per output element, then `× alpha`. A "chunk" is 16
+//! consecutive elements, accumulated into 16 lanes that are reduced by halving
+//! (`l + l+8`, `l + l+4`, `l + l+2`, `l + l+1`):
+//! - one query row (the decoder), keys in blocks of 4 ("carry"): the first product goes to lane 0,
+//!   every full chunk from element 1 on is fma'd into the same lanes, the lanes are reduced; the
+//!   remaining partial chunk is fma'd into fresh lanes with that sum in lane 0, reduced again;
+//! - one query row, keys past the last block of 4 ("tail"): chunks from element 1 into one set
+//!   of lanes, reduced, then added to the first product; on the 1st, 3rd, ... tail key the
+//!   second chunk, when full, is multiplied and added instead of fma'd;
+//! - 2–3 keys (a source of 1–2 pieces), several queries: chunks from element 0 into one set of
+//!   lanes, reduced; on even query rows the second chunk, when full, is not fused;
 //! - otherwise a plain fma chain over `t = 0..k`.
 //!
 //! `weights·V` (inner dimension = number of keys), per output element:
@@ -22,8 +26,10 @@
 //!   plain fma chain over the leftover keys;
 //! - several query rows: a plain fma chain.
 //!
-//! Head sizes 48 and 64 (base-memory and base models) follow the same code but were not confirmed
-//! bit for bit (their one-query-row order differs in places); see the README.
+//! All of this was confirmed for head sizes 32, 48 and 64 (tiny, base-memory and base models) on
+//! 1–129 keys, except sources of 1–2 pieces with head size 64, or with head size 48 and exactly
+//! two positions, where MKL switches to yet other kernels (reversed and split accumulators) that
+//! are not reproduced; those few products can differ in the last bit.
 //!
 //! Padding is never part of a product here: each sentence attends over its own keys, so the
 //! result does not depend on which other sentences share the batch.
@@ -79,44 +85,59 @@ fn chain(a: &[f32], b: &[f32]) -> f32 {
 fn one_row_carry(a: &[f32], b: &[f32]) -> f32 {
     let k = a.len();
     let mut carry = a[0] * b[0];
+    let full = (k - 1) / 16;
     let mut i = 1;
-    while i < k {
+    if full > 0 {
         let mut lanes = [0f32; 16];
-        for (l, lane) in lanes.iter_mut().enumerate() {
-            let init = if l == 0 { carry } else { 0.0 };
-            *lane = if i + l < k { fma(a[i + l], b[i + l], init) } else { init };
+        lanes[0] = carry;
+        for _ in 0..full {
+            for (l, lane) in lanes.iter_mut().enumerate() {
+                *lane = fma(a[i + l], b[i + l], *lane);
+            }
+            i += 16;
         }
         carry = halve16(lanes);
-        i += 16;
+    }
+    if i < k {
+        let mut lanes = [0f32; 16];
+        lanes[0] = carry;
+        for (l, lane) in lanes.iter_mut().enumerate().take(k - i) {
+            *lane = fma(a[i + l], b[i + l], *lane);
+        }
+        carry = halve16(lanes);
     }
     carry
 }
 
-fn one_row_tail(a: &[f32], b: &[f32]) -> f32 {
+/// Chunks of 16 from `start` into one set of lanes, halved; the second chunk, when full, is
+/// multiplied and added instead of fused if `second_unfused`.
+fn lanes16(a: &[f32], b: &[f32], start: usize, second_unfused: bool) -> f32 {
+    let k = a.len();
     let mut lanes = [0f32; 16];
-    for t in 1..a.len() {
-        let l = (t - 1) % 16;
-        lanes[l] = fma(a[t], b[t], lanes[l]);
-    }
-    a[0] * b[0] + halve16(lanes)
-}
-
-fn lanes16(a: &[f32], b: &[f32], fused: bool) -> f32 {
-    let mut lanes = [0f32; 16];
-    for t in 0..a.len() {
-        let l = t % 16;
-        lanes[l] = if fused { fma(a[t], b[t], lanes[l]) } else { lanes[l] + a[t] * b[t] };
+    let (mut i, mut c) = (start, 0);
+    while i < k {
+        let plain = c == 1 && i + 16 <= k && second_unfused;
+        for (l, lane) in lanes.iter_mut().enumerate().take(k - i) {
+            *lane = if plain { *lane + a[i + l] * b[i + l] } else { fma(a[i + l], b[i + l], *lane) };
+        }
+        i += 16;
+        c += 1;
     }
     halve16(lanes)
+}
+
+fn one_row_tail(a: &[f32], b: &[f32], tail_index: usize) -> f32 {
+    a[0] * b[0] + lanes16(a, b, 1, tail_index % 2 == 0)
 }
 
 /// One element of `Q·Kᵀ` before scaling, for a product of `m` queries by `n` keys.
 #[inline]
 fn qk(m: usize, n: usize, i: usize, j: usize, q: &[f32], k: &[f32]) -> f32 {
     if m == 1 {
-        if j < n / 4 * 4 { one_row_carry(q, k) } else { one_row_tail(q, k) }
+        let blocks = n / 4 * 4;
+        if j < blocks { one_row_carry(q, k) } else { one_row_tail(q, k, j - blocks) }
     } else if n < 4 {
-        lanes16(q, k, i % 2 == 1)
+        lanes16(q, k, 0, i % 2 == 0)
     } else {
         chain(q, k)
     }
@@ -198,16 +219,27 @@ mod tests {
     }
 
     /// Bit patterns produced by MKL's `cblas_sgemm_batch` inside the bergamot 0.4.5 wheel on the
-    /// same inputs (head size 32); each shape exercises a different summation order.
+    /// same inputs (an AVX-512 CPU); each shape exercises a different summation order.
     #[test]
     fn equals_bergamot_mkl_bit_for_bit() {
-        let alpha = 1.0f32 / 32f32.sqrt();
-        let qk_cases: [(usize, usize, &[u32]); 3] = [
-            (1, 6, &[0x42393bac, 0x41140075, 0xc23df002, 0xc16950fc, 0x42c381ff, 0xc1e49ca7]),
-            (2, 2, &[0x42393bae, 0x41140074, 0xc2338fd4, 0x420e1980]),
+        let qk_cases: [(usize, usize, usize, &[u32]); 6] = [
+            (1, 6, 32, &[0x42393bac, 0x41140075, 0xc23df002, 0xc16950fc, 0x42c381ff, 0xc1e49ca7]),
+            (2, 2, 32, &[0x42393bae, 0x41140074, 0xc2338fd4, 0x420e1980]),
+            (1, 6, 64, &[0x4267758d, 0xc286b82a, 0x430b87d6, 0xc2863978, 0x426f9f59, 0xc2498000]),
+            (1, 7, 48, &[0x42527940, 0xc20463d4, 0xc1c4042c, 0x41fff161, 0xc2665cdd, 0x42d40464, 0xc24ed22d]),
+            (
+                3,
+                3,
+                48,
+                &[
+                    0x42527940, 0xc20463d4, 0xc1c4042c, 0xc26c9884, 0x422bdca2, 0xc1f860e1, 0x427ce72a, 0xc2704ba9,
+                    0x4274b9cf,
+                ],
+            ),
             (
                 5,
                 5,
+                32,
                 &[
                     0x42393bac, 0x41140076, 0xc23df002, 0xc16950fd, 0x42c38200, 0xc2338fd4, 0x420e197f, 0x41b54772,
                     0xc23f1b3f, 0xc1e49caa, 0xc1f071f6, 0xc22b1afc, 0x420cee42, 0x4196f217, 0xc23375f9, 0x4270d202,
@@ -216,12 +248,13 @@ mod tests {
                 ],
             ),
         ];
-        for (m, n, want) in qk_cases {
-            let (q, k) = (sample(m, 32, 1), sample(n, 32, 2));
+        for (m, n, dk, want) in qk_cases {
+            let alpha = 1.0f32 / (dk as f32).sqrt();
+            let (q, k) = (sample(m, dk, 1), sample(n, dk, 2));
             let got: Vec<f32> = (0..m * n)
-                .map(|e| qk(m, n, e / n, e % n, &q[e / n * 32..][..32], &k[e % n * 32..][..32]) * alpha)
+                .map(|e| qk(m, n, e / n, e % n, &q[e / n * dk..][..dk], &k[e % n * dk..][..dk]) * alpha)
                 .collect();
-            assert_eq!(bits(&got), want, "q·kᵀ {m}×{n}");
+            assert_eq!(bits(&got), want, "q·kᵀ {m}×{n}, head size {dk}");
         }
         let wv_cases: [(usize, usize, &[u32]); 2] = [
             (1, 21, &[0x3f9883cb, 0x40428304, 0xc13208d8, 0xbe778f7b]),
