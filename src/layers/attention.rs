@@ -127,7 +127,7 @@ fn lanes16(a: &[f32], b: &[f32], start: usize, second_unfused: bool) -> f32 {
 }
 
 fn one_row_tail(a: &[f32], b: &[f32], tail_index: usize) -> f32 {
-    a[0] * b[0] + lanes16(a, b, 1, tail_index % 2 == 0)
+    a[0] * b[0] + lanes16(a, b, 1, tail_index.is_multiple_of(2))
 }
 
 /// One element of `Q·Kᵀ` before scaling, for a product of `m` queries by `n` keys.
@@ -137,7 +137,7 @@ fn qk(m: usize, n: usize, i: usize, j: usize, q: &[f32], k: &[f32]) -> f32 {
         let blocks = n / 4 * 4;
         if j < blocks { one_row_carry(q, k) } else { one_row_tail(q, k, j - blocks) }
     } else if n < 4 {
-        lanes16(q, k, 0, i % 2 == 0)
+        lanes16(q, k, 0, i.is_multiple_of(2))
     } else {
         chain(q, k)
     }
