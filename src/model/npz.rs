@@ -170,6 +170,79 @@ fn npy<'a>(name: &str, b: Cow<'a, [u8]>) -> Result<Item<'a>, FormatError> {
     Ok(Item { name: name.to_string(), ty, shape, data })
 }
 
+fn npy_bytes(item: &Item) -> Vec<u8> {
+    let descr = match item.ty {
+        ItemType::Float32 => "<f4",
+        _ => "|i1",
+    };
+    let dims: Vec<String> = item.shape.iter().map(|d| d.to_string()).collect();
+    let shape = if dims.len() == 1 { format!("({},)", dims[0]) } else { format!("({})", dims.join(", ")) };
+    let mut h = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    while (10 + h.len() + 1) % 64 != 0 {
+        h.push(' ');
+    }
+    h.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&(h.len() as u16).to_le_bytes());
+    out.extend_from_slice(h.as_bytes());
+    let n = item.ty.bytes_for(item.elements()).unwrap_or(0).min(item.data.len());
+    out.extend_from_slice(&item.data[..n]);
+    out
+}
+
+/// Writes items as an uncompressed `.npz` (what numpy's `savez` and Marian write). Used by tests
+/// and conversions; intgemm8 items cannot be stored in an `.npz`.
+pub fn write(items: &[Item]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut central = Vec::new();
+    for item in items {
+        let name = format!("{}.npy", item.name);
+        let data = npy_bytes(item);
+        let crc = crc32(&data);
+        let off = out.len() as u32;
+        out.extend_from_slice(&0x0403_4b50u32.to_le_bytes());
+        out.extend_from_slice(&[20, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        out.extend_from_slice(&crc.to_le_bytes());
+        out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        out.extend_from_slice(&0u16.to_le_bytes());
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(&data);
+        central.extend_from_slice(&0x0201_4b50u32.to_le_bytes());
+        central.extend_from_slice(&[20, 0, 20, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        central.extend_from_slice(&crc.to_le_bytes());
+        central.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        central.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        central.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        central.extend_from_slice(&[0; 12]);
+        central.extend_from_slice(&off.to_le_bytes());
+        central.extend_from_slice(name.as_bytes());
+    }
+    let cd_off = out.len() as u32;
+    out.extend_from_slice(&central);
+    out.extend_from_slice(&0x0605_4b50u32.to_le_bytes());
+    out.extend_from_slice(&[0, 0, 0, 0]);
+    out.extend_from_slice(&(items.len() as u16).to_le_bytes());
+    out.extend_from_slice(&(items.len() as u16).to_le_bytes());
+    out.extend_from_slice(&(central.len() as u32).to_le_bytes());
+    out.extend_from_slice(&cd_off.to_le_bytes());
+    out.extend_from_slice(&[0, 0]);
+    out
+}
+
+/// The zip CRC-32 (numpy checks it when it reads an archive).
+fn crc32(data: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in data {
+        crc ^= b as u32;
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
+        }
+    }
+    !crc
+}
+
 /// Reads every array of an `.npz` model.
 pub fn parse(bytes: &[u8]) -> Result<Vec<Item<'_>>, FormatError> {
     let mut items = Vec::new();
@@ -188,59 +261,23 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<Item<'_>>, FormatError> {
 mod tests {
     use super::*;
 
-    /// A minimal stored zip with the given members (what numpy's `savez` writes).
-    pub(crate) fn zip(members: &[(&str, Vec<u8>)]) -> Vec<u8> {
-        let mut out = Vec::new();
-        let mut central = Vec::new();
-        for (name, data) in members {
-            let off = out.len() as u32;
-            out.extend_from_slice(&0x0403_4b50u32.to_le_bytes());
-            out.extend_from_slice(&[20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
-            out.extend_from_slice(&(data.len() as u32).to_le_bytes());
-            out.extend_from_slice(&(data.len() as u32).to_le_bytes());
-            out.extend_from_slice(&(name.len() as u16).to_le_bytes());
-            out.extend_from_slice(&0u16.to_le_bytes());
-            out.extend_from_slice(name.as_bytes());
-            out.extend_from_slice(data);
-            central.extend_from_slice(&0x0201_4b50u32.to_le_bytes());
-            central.extend_from_slice(&[20, 0, 20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
-            central.extend_from_slice(&(data.len() as u32).to_le_bytes());
-            central.extend_from_slice(&(data.len() as u32).to_le_bytes());
-            central.extend_from_slice(&(name.len() as u16).to_le_bytes());
-            central.extend_from_slice(&[0; 12]);
-            central.extend_from_slice(&off.to_le_bytes());
-            central.extend_from_slice(name.as_bytes());
+    fn f32_item(name: &str, shape: &[usize], values: &[f32]) -> Item<'static> {
+        Item {
+            name: name.into(),
+            ty: ItemType::Float32,
+            shape: shape.to_vec(),
+            data: Cow::Owned(values.iter().flat_map(|v| v.to_le_bytes()).collect()),
         }
-        let cd_off = out.len() as u32;
-        out.extend_from_slice(&central);
-        out.extend_from_slice(&0x0605_4b50u32.to_le_bytes());
-        out.extend_from_slice(&[0, 0, 0, 0]);
-        out.extend_from_slice(&(members.len() as u16).to_le_bytes());
-        out.extend_from_slice(&(members.len() as u16).to_le_bytes());
-        out.extend_from_slice(&(central.len() as u32).to_le_bytes());
-        out.extend_from_slice(&cd_off.to_le_bytes());
-        out.extend_from_slice(&[0, 0]);
-        out
     }
 
-    pub(crate) fn npy_f32(shape: &[usize], values: &[f32]) -> Vec<u8> {
-        let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-        let shape_text = if dims.len() == 1 { format!("({},)", dims[0]) } else { format!("({})", dims.join(", ")) };
-        let mut h = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {shape_text}, }}");
-        while (10 + h.len() + 1) % 64 != 0 {
-            h.push(' ');
-        }
-        h.push('\n');
-        let mut out = b"\x93NUMPY\x01\x00".to_vec();
-        out.extend_from_slice(&(h.len() as u16).to_le_bytes());
-        out.extend_from_slice(h.as_bytes());
-        out.extend(values.iter().flat_map(|v| v.to_le_bytes()));
-        out
+    #[test]
+    fn crc_of_the_zip_spec_example() {
+        assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
     }
 
     #[test]
     fn reads_stored_arrays() {
-        let z = zip(&[("a.npy", npy_f32(&[2, 2], &[1.0, 2.0, 3.0, 4.0])), ("b.npy", npy_f32(&[3], &[5.0, 6.0, 7.0]))]);
+        let z = write(&[f32_item("a", &[2, 2], &[1.0, 2.0, 3.0, 4.0]), f32_item("b", &[3], &[5.0, 6.0, 7.0])]);
         assert!(is_npz(&z));
         let items = parse(&z).unwrap();
         assert_eq!(items[0].name, "a");
@@ -250,7 +287,7 @@ mod tests {
 
     #[test]
     fn truncations_and_noise_are_errors() {
-        let z = zip(&[("a.npy", npy_f32(&[2, 2], &[1.0, 2.0, 3.0, 4.0]))]);
+        let z = write(&[f32_item("a", &[2, 2], &[1.0, 2.0, 3.0, 4.0])]);
         for cut in 0..z.len() {
             assert!(parse(&z[..cut]).is_err(), "cut {cut}");
         }
