@@ -53,9 +53,11 @@ fn float_scores_match_marian_within_1e4() {
     let mut dec = Decoder::new(&m, kernels(), Arithmetic::Exact, false);
     let (src, trg, refs) = (ids("heldout.es.ids"), ids("heldout.en.ids"), lines("heldout.marian-float32.ref-scores"));
     assert_eq!((src.len(), trg.len(), refs.len()), (300, 300, 300));
+    let pairs: Vec<(&[u32], &[u32])> = src.iter().zip(&trg).map(|(s, t)| (s.as_slice(), t.as_slice())).collect();
+    let scores = dec.score(&pairs, 64).unwrap();
     let mut max_err = 0f32;
     let mut pieces = 0;
-    for (i, ((s, t), r)) in src.iter().zip(&trg).zip(&refs).enumerate() {
+    for (i, (got, r)) in scores.iter().zip(&refs).enumerate() {
         let want: Vec<f32> = r
             .split("WordScores=")
             .nth(1)
@@ -63,7 +65,6 @@ fn float_scores_match_marian_within_1e4() {
             .split_whitespace()
             .map(|v| v.parse().expect("score"))
             .collect();
-        let got = dec.score(s, t).unwrap();
         assert_eq!(got.len(), want.len(), "line {}", i + 1);
         for (p, (g, w)) in got.iter().zip(&want).enumerate() {
             let err = (g - w).abs();

@@ -219,28 +219,43 @@ impl<'m> Decoder<'m> {
         Ok(())
     }
 
-    /// Teacher-forced log-probabilities of `trg` (ids including the final `</s>`) given `src` (ids
-    /// including `</s>`), over the full vocabulary: what `marian score --word-scores` reports.
-    pub fn score(&mut self, src: &[u32], trg: &[u32]) -> Result<Vec<f32>, DecodeError> {
+    /// Teacher-forced log-probabilities of each target (ids including the final `</s>`) given its
+    /// source (ids including `</s>`), over the full vocabulary: what
+    /// `marian score --word-scores` reports. Pairs are scored together in batches.
+    pub fn score(&mut self, pairs: &[(&[u32], &[u32])], max_batch: usize) -> Result<Vec<Vec<f32>>, DecodeError> {
         let rt = self.runtime();
         let model = self.model;
         let vocab = model.marian.trg_vocab();
-        let enc = model.marian.encode(&rt, &mut self.ws, &[src])?.pop();
-        let Some(enc) = enc else { return Ok(Vec::new()) };
-        let mut state = model.marian.start(enc);
-        if self.logits.len() < vocab {
-            self.logits.resize(vocab, 0.0);
+        let mut result = Vec::with_capacity(pairs.len());
+        for batch in pairs.chunks(max_batch.max(1)) {
+            let srcs: Vec<&[u32]> = batch.iter().map(|p| p.0).collect();
+            let encoded = model.marian.encode(&rt, &mut self.ws, &srcs)?;
+            let mut states: Vec<DecoderState> = encoded.into_iter().map(|e| model.marian.start(e)).collect();
+            let mut scores: Vec<Vec<f32>> = batch.iter().map(|p| Vec::with_capacity(p.1.len())).collect();
+            let longest = batch.iter().map(|p| p.1.len()).max().unwrap_or(0);
+            for t in 0..longest {
+                let alive: Vec<usize> = (0..batch.len()).filter(|&i| t < batch[i].1.len()).collect();
+                let inputs: Vec<StepInput> = alive
+                    .iter()
+                    .map(|&i| StepInput { prev: if t == 0 { None } else { Some(batch[i].1[t - 1]) }, pos: t })
+                    .collect();
+                let mut live: Vec<&mut DecoderState> =
+                    states.iter_mut().enumerate().filter(|(i, _)| t < batch[*i].1.len()).map(|(_, s)| s).collect();
+                model.marian.step(&rt, &mut self.ws, &mut live, &inputs)?;
+                if self.logits.len() < alive.len() * vocab {
+                    self.logits.resize(alive.len() * vocab, 0.0);
+                }
+                model.marian.logits(&rt, &mut self.ws, alive.len(), None, &mut self.logits, vocab)?;
+                for (r, &i) in alive.iter().enumerate() {
+                    let row = &mut self.logits[r * vocab..(r + 1) * vocab];
+                    log_softmax(row);
+                    let tok = batch[i].1[t] as usize;
+                    scores[i].push(row.get(tok).copied().unwrap_or(f32::NEG_INFINITY));
+                }
+            }
+            result.extend(scores);
         }
-        let mut out = Vec::with_capacity(trg.len());
-        for (t, &tok) in trg.iter().enumerate() {
-            let prev = if t == 0 { None } else { Some(trg[t - 1]) };
-            model.marian.step(&rt, &mut self.ws, &mut [&mut state], &[StepInput { prev, pos: t }])?;
-            model.marian.logits(&rt, &mut self.ws, 1, None, &mut self.logits, vocab)?;
-            let row = &mut self.logits[..vocab];
-            log_softmax(row);
-            out.push(row.get(tok as usize).copied().unwrap_or(f32::NEG_INFINITY));
-        }
-        Ok(out)
+        Ok(result)
     }
 }
 

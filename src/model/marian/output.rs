@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use reseam_kernels::{Arithmetic, Epilogue, Kernels, Output, PackedB, QuantizedA, Scale, ShapeError, scalar};
 
-use crate::layers::linear::{ActScale, dot8, dynamic_scale, prepared_bias, unquant_mult};
+use crate::layers::linear::{ActScale, dot8, dot8_rows4, dynamic_scale, prepared_bias, unquant_mult};
 
 pub enum OutputLayer {
     Int8 {
@@ -177,14 +177,22 @@ impl OutputLayer {
                         }
                     }
                     None => {
-                        // Vocabulary rows outer so each is read once for all sentence rows.
-                        for (j, e) in emb.chunks_exact(d).enumerate() {
-                            for r in 0..rows {
-                                let mut v = dot8(&x[r * d..(r + 1) * d], e);
-                                if let Some(b) = bias {
-                                    v += b[j];
+                        // Four sentence rows per pass over the vocabulary, so each embedding row
+                        // is read once per four sentences.
+                        for r0 in (0..rows).step_by(4) {
+                            let m = (rows - r0).min(4);
+                            let xs: [&[f32]; 4] = std::array::from_fn(|i| {
+                                let r = r0 + i.min(m - 1);
+                                &x[r * d..(r + 1) * d]
+                            });
+                            for (j, e) in emb.chunks_exact(d).enumerate() {
+                                let v = dot8_rows4(xs, e);
+                                for (i, &v) in v.iter().enumerate().take(m) {
+                                    out[(r0 + i) * stride + j] = match bias {
+                                        Some(b) => v + b[j],
+                                        None => v,
+                                    };
                                 }
-                                out[r * stride + j] = v;
                             }
                         }
                     }
