@@ -299,3 +299,33 @@ fn npz_and_int8_without_multipliers() {
     // a broken dynamic scale would agree on none.
     assert!(same >= 3, "int8shiftAll equals the float model on only {same} of 8 lines");
 }
+
+/// The engine plugged into the social-post text pipeline through its `SegmentTranslator` seam:
+/// links, mentions and hashtags come back as they were.
+#[test]
+fn the_text_pipeline_drives_the_engine() {
+    use reseam::text::{Options, Pipeline, check};
+    use reseam::translate::{ArithmeticChoice, TranslateOptions, Translator};
+    let opts = TranslateOptions {
+        models: esen(),
+        model_file: Some("model.esen.float32.bin".into()),
+        from: "es".into(),
+        to: "en".into(),
+        shortlist: false,
+        arithmetic: ArithmeticChoice::Exact,
+        debug: false,
+        max_batch: 64,
+    };
+    let mut translator = Translator::load(&opts).unwrap();
+    let posts = [
+        "Tenemos que luchar contra estos delitos. https://sub.example.com/ruta?x=1&y=2",
+        "@_x_ Voy a permanecer de pie, aunque soy demasiado alto. #UE #Presupuesto2026",
+    ];
+    let pipeline = Pipeline::new(&Options::new("es", "en")).unwrap();
+    let out = pipeline.translate_posts(&posts, &mut translator).unwrap();
+    for (src, tr) in posts.iter().zip(&out) {
+        let v = check::violations(src, tr, false);
+        assert!(v.is_empty(), "{src:?} → {tr:?}: {v:?}");
+        assert_ne!(src, tr);
+    }
+}

@@ -87,6 +87,8 @@ pub struct Translator {
 impl Translator {
     /// Finds and loads the model `opts` names.
     pub fn load(opts: &TranslateOptions) -> Result<Translator, TranslateError> {
+        // Seam for downloads: a `ModelError::NotFound` here is where `crate::fetch::ensure_pair`
+        // can install the pair (or its pivot through English) before trying again.
         let files = crate::model::find(&opts.models, &opts.from, &opts.to, opts.model_file.as_deref())?;
         Translator::from_files(&files, opts)
     }
@@ -122,27 +124,14 @@ impl Translator {
 
     /// Translates lines (without their line breaks); one output per line.
     pub fn translate_lines(&mut self, lines: &[&str]) -> Result<Vec<String>, TranslateError> {
-        let vocab = &self.model.src_vocab;
-        let limit = self.search.max_length_break.saturating_sub(1);
-        let fits = |s: &str| vocab.encode(s).map(|ids| ids.len() <= limit).unwrap_or(true);
-        let segmented: Vec<_> = lines.iter().map(|l| self.splitter.split(l, &fits)).collect();
-        let mut sentences = Vec::new();
-        for seg in &segmented {
-            for (text, _) in &seg.sentences {
-                sentences.push(vocab.encode(text)?);
-            }
-        }
-        let buffers = std::mem::take(&mut self.buffers);
-        let mut decoder = Decoder::with_buffers(&self.model, self.kernels, self.arith, self.debug, buffers);
-        let outputs = decoder.translate(&sentences, &self.search);
-        self.buffers = decoder.into_buffers();
-        let outputs = outputs?;
-        let mut texts = Vec::with_capacity(outputs.len());
-        for chunks in outputs {
-            let parts = chunks.iter().map(|ids| self.model.trg_vocab.decode(ids)).collect::<Result<Vec<_>, _>>()?;
-            // Chunks of one over-long sentence are joined with a space, as Firefox joins them.
-            texts.push(parts.iter().filter(|p| !p.is_empty()).cloned().collect::<Vec<_>>().join(" "));
-        }
+        let segmented = {
+            let vocab = &self.model.src_vocab;
+            let limit = self.search.max_length_break.saturating_sub(1);
+            let fits = |s: &str| vocab.encode(s).map(|ids| ids.len() <= limit).unwrap_or(true);
+            lines.iter().map(|l| self.splitter.split(l, &fits)).collect::<Vec<_>>()
+        };
+        let sentences: Vec<&str> = segmented.iter().flat_map(|s| s.sentences.iter().map(|(t, _)| *t)).collect();
+        let texts = self.translate_sentences(&sentences)?;
         let mut at = 0;
         Ok(segmented
             .iter()
@@ -153,6 +142,23 @@ impl Translator {
                 line
             })
             .collect())
+    }
+
+    /// Translates each text as one sentence (cut into chunks only when it reaches the model's
+    /// limit); one output per input.
+    pub fn translate_sentences(&mut self, sentences: &[&str]) -> Result<Vec<String>, TranslateError> {
+        let ids = sentences.iter().map(|s| self.model.src_vocab.encode(s)).collect::<Result<Vec<_>, _>>()?;
+        let buffers = std::mem::take(&mut self.buffers);
+        let mut decoder = Decoder::with_buffers(&self.model, self.kernels, self.arith, self.debug, buffers);
+        let outputs = decoder.translate(&ids, &self.search);
+        self.buffers = decoder.into_buffers();
+        let mut texts = Vec::with_capacity(sentences.len());
+        for chunks in outputs? {
+            let parts = chunks.iter().map(|ids| self.model.trg_vocab.decode(ids)).collect::<Result<Vec<_>, _>>()?;
+            // Chunks of one over-long sentence are joined with a space, as Firefox joins them.
+            texts.push(parts.into_iter().filter(|p| !p.is_empty()).collect::<Vec<_>>().join(" "));
+        }
+        Ok(texts)
     }
 
     /// Reads `input` line by line and writes one line per input line. With `interactive` (a person
@@ -204,5 +210,21 @@ impl Translator {
         }
         output.flush().map_err(TranslateError::Output)?;
         Ok(done)
+    }
+}
+
+/// The engine behind the social-post text pipeline: segments are sentences (or pieces of one).
+impl crate::text::SegmentTranslator for Translator {
+    fn translate(&mut self, segments: &[&str]) -> Result<Vec<String>, crate::text::TranslatorError> {
+        self.translate_sentences(segments).map_err(|e| Box::new(e) as crate::text::TranslatorError)
+    }
+
+    fn token_count(&self, segment: &str) -> usize {
+        // A text SentencePiece cannot encode is counted as too long, so it gets cut.
+        self.model.src_vocab.encode(segment).map(|ids| ids.len()).unwrap_or(usize::MAX)
+    }
+
+    fn max_tokens(&self) -> usize {
+        self.search.max_length_break.saturating_sub(1)
     }
 }
