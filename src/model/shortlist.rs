@@ -123,6 +123,12 @@ impl Shortlist {
             }
         }
         let mut count = selected.iter().filter(|&&s| s).count();
+        if count == 0 {
+            // Only a shortlist with firstNum 0 and no entries gets here; `</s>` keeps the search
+            // able to stop.
+            selected[0] = true;
+            count = 1;
+        }
         for s in selected.iter_mut().skip(self.first_num) {
             if count % 8 == 0 {
                 break;
