@@ -67,7 +67,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     }
     match cli.command {
         Some(Command::Fetch(args)) => fetch::run(args, cli.verbose),
-        Some(Command::Translate(args)) => translate::run(args),
+        Some(Command::Translate(args)) => translate::run(args, cli.verbose),
         Some(Command::Generate(args)) => generate::run(args, Cli::command()),
         None => {
             Cli::command().print_help()?;

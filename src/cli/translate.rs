@@ -3,7 +3,9 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use reseam::translate::{ArithmeticChoice, TranslateOptions, Translator};
+use reseam::translate::{ArithmeticChoice, TranslateError, TranslateOptions, Translator};
+
+use super::UsageError;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Arith {
@@ -59,11 +61,33 @@ pub struct Args {
     /// compare with Marian layer by layer.
     #[arg(long, env = "RESEAM_MT_DEBUG", value_parser = clap::builder::BoolishValueParser::new())]
     pub debug: bool,
+
+    /// Leave links, e-mail addresses, emoji and @mentions to the model instead of keeping them
+    /// out and putting them back; sentence splitting and spacing stay. For comparing the engine
+    /// line for line with other engines.
+    #[arg(long, env = "RESEAM_RAW", value_parser = clap::builder::BoolishValueParser::new())]
+    pub raw: bool,
+
+    /// Translate each line as one sentence instead of splitting it into sentences first, as
+    /// Marian and Bergamot (`ssplit-mode: sentence`) read their input. Lines longer than the
+    /// model's limit are still cut.
+    #[arg(long, env = "RESEAM_NO_SPLIT", value_parser = clap::builder::BoolishValueParser::new())]
+    pub no_split: bool,
+
+    /// Never download: fail if the pair (or its route through English) is not in the models
+    /// folder. Without it a missing pair is fetched first, as `reseam fetch FROM-TO` would.
+    #[arg(long, env = "RESEAM_OFFLINE", value_parser = clap::builder::BoolishValueParser::new())]
+    pub offline: bool,
+
+    #[command(flatten)]
+    pub source: super::fetch::SourceArgs,
 }
 
-pub fn run(args: Args) -> anyhow::Result<()> {
+pub fn run(args: Args, verbose: bool) -> anyhow::Result<()> {
+    let models = args.models.unwrap_or_else(reseam::paths::default_models_dir);
+    let fetch = (!args.offline).then(|| args.source.options(models.clone(), verbose));
     let opts = TranslateOptions {
-        models: args.models.unwrap_or_else(reseam::paths::default_models_dir),
+        models,
         model_file: args.model,
         from: args.from,
         to: args.to,
@@ -75,8 +99,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         },
         debug: args.debug,
         max_batch: args.batch as usize,
+        raw: args.raw,
+        split_sentences: !args.no_split,
+        fetch,
     };
-    let mut translator = Translator::load(&opts)?;
+    let mut translator = Translator::load(&opts).map_err(|e| match e {
+        TranslateError::Fetch(f) => super::fetch::cli_error(f),
+        TranslateError::Text(t @ reseam::text::Error::Language { .. }) => UsageError(t.to_string()).into(),
+        e => e.into(),
+    })?;
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
     // A person typing or watching: translate and show each line at once.

@@ -1,10 +1,10 @@
-//! `reseam translate` as a library call: find and load a model, then translate lines.
+//! `reseam translate` as a library call: find (or fetch) and load a model, then translate lines
+//! or whole posts.
 //!
-//! Text flows: line → [`split`] (sentences and the gaps between them) → SentencePiece ids →
-//! [`crate::decode`] (greedy search) → ids → text → joined with the original gaps. The output of
-//! a line never depends on which other lines were translated with it.
-
-pub mod split;
+//! Text flows: post → [`crate::text`] (lines, links, mentions, sentences) → SentencePiece ids →
+//! [`crate::decode`] (greedy search) → ids → text → put back by [`crate::text`]. Without a direct
+//! model the sentences go through English (`from`→en, then en→`to`), sentence by sentence, as
+//! Firefox pivots. The output of a line never depends on which other lines were translated with it.
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
@@ -12,9 +12,13 @@ use std::path::PathBuf;
 use reseam_kernels::{Arithmetic, Kernels};
 
 use crate::decode::{Buffers, DecodeError, Decoder, SearchOptions};
+use crate::fetch::{FetchError, FetchOptions};
 use crate::model::{Model, ModelError, ModelFiles};
+use crate::text::{self, Pipeline};
 use crate::vocab::VocabError;
-use split::{LineSplitter, SimpleSplitter};
+
+/// The pivot language: every Firefox model has English on one side.
+pub const PIVOT: &str = "en";
 
 /// Which integer arithmetic the int8 products use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -53,6 +57,33 @@ pub struct TranslateOptions {
     pub debug: bool,
     /// Most sentences decoded together.
     pub max_batch: usize,
+    /// Leave links, e-mail addresses, emoji and mentions to the model (sentence splitting and
+    /// spacing stay): for line-for-line comparisons with other engines.
+    pub raw: bool,
+    /// Split lines into sentences (as Firefox does). Off: each line is one sentence unless it is
+    /// over the model's limit, as Marian and Bergamot's `ssplit-mode: sentence` read input.
+    pub split_sentences: bool,
+    /// Where to download a missing pair from; `None` never touches the network (`--offline`).
+    pub fetch: Option<FetchOptions>,
+}
+
+impl TranslateOptions {
+    /// Firefox's behaviour for `from`→`to` with the models under `models`, offline.
+    pub fn new(models: impl Into<PathBuf>, from: &str, to: &str) -> TranslateOptions {
+        TranslateOptions {
+            models: models.into(),
+            model_file: None,
+            from: from.into(),
+            to: to.into(),
+            shortlist: false,
+            arithmetic: ArithmeticChoice::Auto,
+            debug: false,
+            max_batch: 64,
+            raw: false,
+            split_sentences: true,
+            fetch: None,
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -65,6 +96,15 @@ pub enum TranslateError {
     Vocab(#[from] VocabError),
     #[error("{0}")]
     Kernels(String),
+    #[error(transparent)]
+    Fetch(#[from] FetchError),
+    #[error(transparent)]
+    Text(#[from] text::Error),
+    #[error(
+        "no {from}→{to} model under {dir}, and --offline forbids downloading it; \
+         run `reseam fetch {from}-{to}` first, or drop --offline"
+    )]
+    Offline { from: String, to: String, dir: PathBuf },
     #[error("input line {line} is not valid UTF-8; convert the input to UTF-8 first (e.g. with iconv)")]
     InvalidUtf8 { line: usize },
     #[error("reading the input: {0}")]
@@ -73,88 +113,128 @@ pub enum TranslateError {
     Output(#[source] std::io::Error),
 }
 
-/// A loaded model with its search settings.
+/// Loaded models (one, or two through English) with their search settings.
 pub struct Translator {
-    model: Model,
+    /// The models a sentence goes through, in order.
+    stages: Vec<Model>,
     kernels: &'static Kernels,
     arith: Arithmetic,
     debug: bool,
     search: SearchOptions,
-    splitter: Box<dyn LineSplitter + Send + Sync>,
+    pipeline: Pipeline,
+    /// One working memory for every stage: they run one after the other.
     buffers: Buffers,
 }
 
 impl Translator {
-    /// Finds and loads the model `opts` names.
+    /// Finds the model(s) `opts` names: the direct pair, else the pair through English already
+    /// on disk, else (unless offline) downloads what is missing. Then loads them.
     pub fn load(opts: &TranslateOptions) -> Result<Translator, TranslateError> {
-        // Seam for downloads: a `ModelError::NotFound` here is where `crate::fetch::ensure_pair`
-        // can install the pair (or its pivot through English) before trying again.
-        let files = crate::model::find(&opts.models, &opts.from, &opts.to, opts.model_file.as_deref())?;
+        let (from, to, dir) = (opts.from.as_str(), opts.to.as_str(), &opts.models);
+        let direct = crate::model::find(dir, from, to, opts.model_file.as_deref());
+        let files = match direct {
+            Ok(files) => vec![files],
+            Err(ModelError::NotFound { .. }) if opts.model_file.is_none() => {
+                let pivot = (from != PIVOT && to != PIVOT)
+                    .then(|| {
+                        Some(vec![
+                            crate::model::find(dir, from, PIVOT, None).ok()?,
+                            crate::model::find(dir, PIVOT, to, None).ok()?,
+                        ])
+                    })
+                    .flatten();
+                match (pivot, &opts.fetch) {
+                    (Some(files), _) => files,
+                    (None, Some(fetch)) => {
+                        let mut fetch = fetch.clone();
+                        fetch.models_dir = dir.clone();
+                        let folders = crate::fetch::ensure_pair(&fetch, from, to)?;
+                        let pairs: Vec<(&str, &str)> =
+                            if folders.len() == 1 { vec![(from, to)] } else { vec![(from, PIVOT), (PIVOT, to)] };
+                        folders
+                            .iter()
+                            .zip(pairs)
+                            .map(|(f, (a, b))| crate::model::find(f, a, b, None))
+                            .collect::<Result<_, _>>()?
+                    }
+                    (None, None) => {
+                        return Err(TranslateError::Offline { from: from.into(), to: to.into(), dir: dir.clone() });
+                    }
+                }
+            }
+            Err(e) => return Err(e.into()),
+        };
         Translator::from_files(&files, opts)
     }
 
-    pub fn from_files(files: &ModelFiles, opts: &TranslateOptions) -> Result<Translator, TranslateError> {
-        let model = Model::load(files, opts.shortlist)?;
+    /// Loads the models of `files` (one direct, or from→en and en→to) with `opts`' settings.
+    pub fn from_files(files: &[ModelFiles], opts: &TranslateOptions) -> Result<Translator, TranslateError> {
+        let stages = files.iter().map(|f| Model::load(f, opts.shortlist)).collect::<Result<Vec<_>, _>>()?;
+        if stages.is_empty() {
+            return Err(TranslateError::Model(ModelError::NotFound {
+                from: opts.from.clone(),
+                to: opts.to.clone(),
+                dir: opts.models.clone(),
+            }));
+        }
         let kernels = reseam_kernels::dispatch::kernels().map_err(|e| TranslateError::Kernels(e.to_string()))?;
         let search =
             SearchOptions { shortlist: opts.shortlist, max_batch: opts.max_batch.max(1), ..Default::default() };
+        let mut text = text::Options::new(&opts.from, &opts.to);
+        text.raw = opts.raw;
+        text.split_sentences = opts.split_sentences;
         Ok(Translator {
-            model,
+            stages,
             kernels,
             arith: opts.arithmetic.resolve(),
             debug: opts.debug,
             search,
-            splitter: Box::new(SimpleSplitter),
+            pipeline: Pipeline::new(&text)?,
             buffers: Buffers::default(),
         })
     }
 
+    /// The first model a sentence goes through (the only one without pivoting).
     pub fn model(&self) -> &Model {
-        &self.model
+        &self.stages[0]
+    }
+
+    /// Every model a sentence goes through, in order.
+    pub fn models(&self) -> &[Model] {
+        &self.stages
     }
 
     pub fn arithmetic(&self) -> Arithmetic {
         self.arith
     }
 
-    /// Replaces the line splitter (the text pipeline plugs in here).
-    pub fn set_splitter(&mut self, splitter: Box<dyn LineSplitter + Send + Sync>) {
-        self.splitter = splitter;
-    }
-
-    /// Translates lines (without their line breaks); one output per line.
-    pub fn translate_lines(&mut self, lines: &[&str]) -> Result<Vec<String>, TranslateError> {
-        let segmented = {
-            let vocab = &self.model.src_vocab;
-            let limit = self.search.max_length_break.saturating_sub(1);
-            let fits = |s: &str| vocab.encode(s).map(|ids| ids.len() <= limit).unwrap_or(true);
-            lines.iter().map(|l| self.splitter.split(l, &fits)).collect::<Vec<_>>()
-        };
-        let sentences: Vec<&str> = segmented.iter().flat_map(|s| s.sentences.iter().map(|(t, _)| *t)).collect();
-        let texts = self.translate_sentences(&sentences)?;
-        let mut at = 0;
-        Ok(segmented
-            .iter()
-            .map(|seg| {
-                let n = seg.sentences.len();
-                let line = seg.join(&texts[at..at + n]);
-                at += n;
-                line
-            })
-            .collect())
+    /// Translates posts (texts with any line breaks, as `serve` receives them): one output per
+    /// post, with links, mentions, spacing and line breaks kept (see [`crate::text`]).
+    pub fn translate_posts(&mut self, posts: &[&str]) -> Result<Vec<String>, TranslateError> {
+        let pipeline = self.pipeline.clone();
+        Ok(pipeline.translate_posts(posts, self)?)
     }
 
     /// Translates each text as one sentence (cut into chunks only when it reaches the model's
-    /// limit); one output per input.
+    /// limit), through every stage; one output per input.
     pub fn translate_sentences(&mut self, sentences: &[&str]) -> Result<Vec<String>, TranslateError> {
-        let ids = sentences.iter().map(|s| self.model.src_vocab.encode(s)).collect::<Result<Vec<_>, _>>()?;
+        let mut texts: Vec<String> = sentences.iter().map(|s| s.to_string()).collect();
+        for stage in 0..self.stages.len() {
+            texts = self.translate_stage(stage, &texts.iter().map(String::as_str).collect::<Vec<_>>())?;
+        }
+        Ok(texts)
+    }
+
+    fn translate_stage(&mut self, stage: usize, sentences: &[&str]) -> Result<Vec<String>, TranslateError> {
+        let model = &self.stages[stage];
+        let ids = sentences.iter().map(|s| model.src_vocab.encode(s)).collect::<Result<Vec<_>, _>>()?;
         let buffers = std::mem::take(&mut self.buffers);
-        let mut decoder = Decoder::with_buffers(&self.model, self.kernels, self.arith, self.debug, buffers);
+        let mut decoder = Decoder::with_buffers(model, self.kernels, self.arith, self.debug, buffers);
         let outputs = decoder.translate(&ids, &self.search);
         self.buffers = decoder.into_buffers();
         let mut texts = Vec::with_capacity(sentences.len());
         for chunks in outputs? {
-            let parts = chunks.iter().map(|ids| self.model.trg_vocab.decode(ids)).collect::<Result<Vec<_>, _>>()?;
+            let parts = chunks.iter().map(|ids| model.trg_vocab.decode(ids)).collect::<Result<Vec<_>, _>>()?;
             // Chunks of one over-long sentence are joined with a space, as Firefox joins them.
             texts.push(parts.into_iter().filter(|p| !p.is_empty()).collect::<Vec<_>>().join(" "));
         }
@@ -197,7 +277,7 @@ impl Translator {
                 break;
             }
             let refs: Vec<&str> = lines.iter().map(|(l, _)| l.as_str()).collect();
-            let translated = self.translate_lines(&refs)?;
+            let translated = self.translate_posts(&refs)?;
             for (t, (_, nl)) in translated.iter().zip(&lines) {
                 output.write_all(t.as_bytes()).map_err(TranslateError::Output)?;
                 output.write_all(nl.as_bytes()).map_err(TranslateError::Output)?;
@@ -221,7 +301,7 @@ impl crate::text::SegmentTranslator for Translator {
 
     fn token_count(&self, segment: &str) -> usize {
         // A text SentencePiece cannot encode is counted as too long, so it gets cut.
-        self.model.src_vocab.encode(segment).map(|ids| ids.len()).unwrap_or(usize::MAX)
+        self.model().src_vocab.encode(segment).map(|ids| ids.len()).unwrap_or(usize::MAX)
     }
 
     fn max_tokens(&self) -> usize {
