@@ -306,16 +306,9 @@ fn npz_and_int8_without_multipliers() {
 fn the_text_pipeline_drives_the_engine() {
     use reseam::text::{Options, Pipeline, check};
     use reseam::translate::{ArithmeticChoice, TranslateOptions, Translator};
-    let opts = TranslateOptions {
-        models: esen(),
-        model_file: Some("model.esen.float32.bin".into()),
-        from: "es".into(),
-        to: "en".into(),
-        shortlist: false,
-        arithmetic: ArithmeticChoice::Exact,
-        debug: false,
-        max_batch: 64,
-    };
+    let mut opts = TranslateOptions::new(esen(), "es", "en");
+    opts.model_file = Some("model.esen.float32.bin".into());
+    opts.arithmetic = ArithmeticChoice::Exact;
     let mut translator = Translator::load(&opts).unwrap();
     let posts = [
         "Tenemos que luchar contra estos delitos. https://sub.example.com/ruta?x=1&y=2",

@@ -465,4 +465,37 @@ fn fetch_from_a_mirror_folder_installs_what_translate_reads() {
         assert_eq!(std::fs::read(fixture).unwrap(), f.raw);
     }
     assert_eq!(reseam::fetch::installed_pair(&models, "es", "en").unwrap(), [folder]);
+
+    // Then translate finds it in the same default folder, offline.
+    let mut cmd = t.cmd();
+    cmd.args(["translate", "es", "en", "--offline"]);
+    let out = t.run(cmd, b"Hola\n");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.ends_with('\n') && text.lines().count() == 1 && !text.trim().is_empty(), "{text:?}");
+    assert_ne!(text.trim(), "Hola", "the line was translated");
+}
+
+/// `translate` on a pair that is not installed fetches it first (here from a mirror folder), and
+/// `--offline` refuses to.
+#[test]
+fn translate_fetches_a_missing_pair_unless_offline() {
+    let t = TestDir::new();
+    let mirror = t.path().join("mirror");
+    write_mirror(&mirror, &pair_records("es", "en", "3.0", ""));
+    let models = t.path().join("data/reseam/models");
+
+    let mut cmd = t.cmd();
+    cmd.args(["translate", "--offline", "es", "en"]);
+    let out = t.run(cmd, b"Hola\n");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("reseam fetch es-en"), "{}", stderr(&out));
+    assert!(!models.join("es-en").exists());
+
+    let mut cmd = t.cmd();
+    cmd.args(["translate", "es", "en"]).env("RESEAM_MODELS_SOURCE", &mirror);
+    let out = t.run(cmd, b"Hola\n");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(installed_pairs(&models), ["es-en"]);
+    assert_eq!(String::from_utf8(out.stdout).unwrap().lines().count(), 1);
 }

@@ -5,5 +5,7 @@ mod common;
 /// The engine through the library: Marian's scores, batch invariance, broken files.
 mod engine;
 mod fetch;
+/// The fixture's social posts through `reseam translate`, line by line.
+mod social;
 /// `reseam translate` against Marian and Bergamot references, and as a shell filter.
 mod translate;

@@ -197,3 +197,18 @@ fn fixture_posts_lose_and_duplicate_nothing() {
     assert!(segments.iter().all(|s| s.chars().any(char::is_alphabetic) && s.trim() == s));
     assert_eq!(segments.iter().filter(|s| s.contains("http")).count(), 0);
 }
+
+/// The same checks with the real engine (the fixture's int8 model, through the library call that
+/// `serve` uses: whole posts with their line breaks), in both arithmetics and with the shortlist.
+#[test]
+fn fixture_posts_keep_their_shape_through_the_engine() {
+    use crate::translate::{ArithmeticChoice, TranslateOptions, Translator};
+    let models = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tiny-esen");
+    for (arithmetic, shortlist) in [(ArithmeticChoice::Exact, false), (ArithmeticChoice::Saturating, true)] {
+        let mut opts = TranslateOptions::new(models, "es", "en");
+        opts.arithmetic = arithmetic;
+        opts.shortlist = shortlist;
+        let mut engine = Translator::load(&opts).unwrap_or_else(|e| panic!("loading {models}: {e}"));
+        check_fixture(&Options::new("es", "en"), &mut engine);
+    }
+}
