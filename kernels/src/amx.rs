@@ -22,7 +22,7 @@ pub(crate) const EXACT: &str = "tdpbusd tiles of 32 rows × 32 columns; fewer th
 /// for 1 row as for 16.
 const MIN_ROWS: usize = 4;
 /// Rows of activations kept hot while a pair of column blocks is reused across them.
-const PANEL: usize = 128;
+const PANEL: usize = 64;
 
 /// The exact product of one part: tiles, or AVX-512 VNNI for very few rows.
 ///

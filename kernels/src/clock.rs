@@ -94,14 +94,12 @@ fn add_chain(n: u64) -> u64 {
     x
 }
 
-/// The best time per repetition of `f(reps)`, from many short runs that together take about
-/// `min`. Short runs and the best of them, because on a shared machine a run is slowed by
-/// whatever else holds the core, and the least disturbed run is the closest to what the code
-/// costs.
-pub fn time_per_rep(min: Duration, mut f: impl FnMut(u64)) -> Duration {
-    const RUNS: u32 = 24;
-    let per_run = (min / RUNS).max(Duration::from_micros(200));
-    // Grow the repetitions until one run lasts `per_run`.
+/// Runs in one timed measurement, each `min / RUNS` long.
+const RUNS: u32 = 24;
+
+/// Repetitions of `f` that make one run last about `per_run`, and the best time per
+/// repetition seen while finding out.
+fn calibrate(per_run: Duration, f: &mut impl FnMut(u64)) -> (u64, f64) {
     let mut reps = 1u64;
     let mut best = f64::MAX;
     loop {
@@ -110,14 +108,49 @@ pub fn time_per_rep(min: Duration, mut f: impl FnMut(u64)) -> Duration {
         let dt = t.elapsed();
         best = best.min(dt.as_secs_f64() / reps as f64);
         if dt >= per_run || reps >= 1 << 40 {
-            break;
+            return (reps, best);
         }
         reps = (reps * 2).max((reps as f64 * per_run.as_secs_f64() / dt.as_secs_f64().max(1e-9) * 0.8) as u64);
     }
-    for _ in 0..RUNS {
+}
+
+/// [`RUNS`], or fewer (at least 3) when single runs are so long that they would take more
+/// than twice `min`: a product of several seconds need not be timed 24 times.
+fn runs(min: Duration, run_secs: f64) -> u32 {
+    ((2.0 * min.as_secs_f64() / run_secs.max(1e-9)) as u32).clamp(3, RUNS)
+}
+
+fn per_run(min: Duration) -> Duration {
+    (min / RUNS).max(Duration::from_micros(200))
+}
+
+/// The best time per repetition of `f(reps)`, from many short runs that together take about
+/// `min`. Short runs and the best of them, because on a shared machine a run is slowed by
+/// whatever else holds the core, and the least disturbed run is the closest to what the code
+/// costs.
+pub fn time_per_rep(min: Duration, mut f: impl FnMut(u64)) -> Duration {
+    let (reps, mut best) = calibrate(per_run(min), &mut f);
+    for _ in 0..runs(min, best * reps as f64) {
         let t = Instant::now();
         f(reps);
         best = best.min(t.elapsed().as_secs_f64() / reps as f64);
     }
     Duration::from_secs_f64(best)
+}
+
+/// [`time_per_rep`] of two pieces of work in alternation (about `min` each), so that both
+/// best times come from the same stretch of time: a ratio of the two is then fair even while
+/// other programs come and go.
+pub fn time_pair(min: Duration, mut a: impl FnMut(u64), mut b: impl FnMut(u64)) -> (Duration, Duration) {
+    let (reps_a, mut best_a) = calibrate(per_run(min), &mut a);
+    let (reps_b, mut best_b) = calibrate(per_run(min), &mut b);
+    for _ in 0..runs(min, best_a * reps_a as f64 + best_b * reps_b as f64) {
+        let t = Instant::now();
+        a(reps_a);
+        best_a = best_a.min(t.elapsed().as_secs_f64() / reps_a as f64);
+        let t = Instant::now();
+        b(reps_b);
+        best_b = best_b.min(t.elapsed().as_secs_f64() / reps_b as f64);
+    }
+    (Duration::from_secs_f64(best_a), Duration::from_secs_f64(best_b))
 }

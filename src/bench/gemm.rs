@@ -75,6 +75,7 @@ pub struct Row {
     pub seconds: f64,
     pub gmacs: f64,
     pub macs_per_cycle: f64,
+    /// The peak loop's rate, measured in alternation with this product.
     pub peak_macs_per_cycle: Option<f64>,
     pub peak_fraction: Option<f64>,
     pub peak_instructions: Option<&'static str>,
@@ -179,7 +180,7 @@ pub fn run(opts: &Options, sink: &mut dyn FnMut(Event)) -> Result<Vec<Row>, Erro
                     let label =
                         format!("{} {} {} (k={} n={}) m={m}", k.name(), arith.name(), shape.name, shape.k, shape.n);
                     sink(Event::Measuring { done, label });
-                    let row = measure(k, arith, shape, m, &data, peak.as_ref(), clock, opts.min_time);
+                    let row = measure(k, arith, shape, m, &data, clock, opts.min_time);
                     sink(Event::Row(row.clone()));
                     rows.push(row);
                     done += 1;
@@ -190,12 +191,13 @@ pub fn run(opts: &Options, sink: &mut dyn FnMut(Event)) -> Result<Vec<Row>, Erro
     Ok(rows)
 }
 
+/// Peak-loop iterations per repetition: long enough that the loop's setup does not count.
+const PEAK_ITERS: u64 = 1_000;
+
 fn measure_peak(k: &Kernels, arith: Arithmetic, clock: Clock, min: Duration) -> Option<Peak> {
     let lp = k.peak(arith)?;
-    // Long enough per call that the loop's setup does not count.
-    const ITERS: u64 = 1_000;
-    let t = clock::time_per_rep(min, |reps| lp.run(reps * ITERS));
-    let macs = (lp.macs_per_iter * ITERS) as f64;
+    let t = clock::time_per_rep(min, |reps| lp.run(reps * PEAK_ITERS));
+    let macs = (lp.macs_per_iter * PEAK_ITERS) as f64;
     let secs = t.as_secs_f64();
     Some(Peak {
         kernel: k.kernel_for(arith).name().to_string(),
@@ -235,17 +237,9 @@ impl Data {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn measure(
-    k: &Kernels,
-    arith: Arithmetic,
-    s: &Shape,
-    m: usize,
-    d: &Data,
-    peak: Option<&Peak>,
-    clock: Clock,
-    min: Duration,
-) -> Row {
+/// Times one product; with a peak loop, in alternation with it (see [`clock::time_pair`]), so
+/// the fraction compares two measurements of the same moment.
+fn measure(k: &Kernels, arith: Arithmetic, s: &Shape, m: usize, d: &Data, clock: Clock, min: Duration) -> Row {
     let a = QuantizedA { data: &d.a[..m * d.stride], rows: m, stride: d.stride };
     // As the engine runs them: the FFN's first product ends in ReLU and requantization for the
     // second; every other product dequantizes and adds its bias.
@@ -253,7 +247,7 @@ fn measure(
     let ep = Epilogue { zero_fix: None, scale: Scale::Uniform(1.3e-4), bias: Some(&d.bias), relu: fused };
     let mut out_f = d.out[..m * s.n].to_vec();
     let mut out_u = d.out_u8[..m * s.n].to_vec();
-    let t = clock::time_per_rep(min, |reps| {
+    let product = |reps: u64| {
         for _ in 0..reps {
             let mut out = if fused {
                 Output::U8 { data: &mut out_u, stride: s.n, scale: 3.5 }
@@ -263,7 +257,15 @@ fn measure(
             // The shapes are built to fit; an error here is a bug in this file.
             k.gemm(arith, &a, &d.b, &ep, &mut out).expect("benchmark shapes fit");
         }
-    });
+    };
+    let lp = k.peak(arith);
+    let (t, peak) = match lp {
+        Some(lp) => {
+            let (tp, t) = clock::time_pair(min, |reps| lp.run(reps * PEAK_ITERS), product);
+            (t, Some((lp, (lp.macs_per_iter * PEAK_ITERS) as f64 / (tp.as_secs_f64() * clock.hz))))
+        }
+        None => (clock::time_per_rep(min, product), None),
+    };
     let secs = t.as_secs_f64();
     let macs = (m * s.n * s.k) as f64;
     let macs_per_cycle = macs / (secs * clock.hz);
@@ -279,9 +281,9 @@ fn measure(
         seconds: secs,
         gmacs: macs / secs / 1e9,
         macs_per_cycle,
-        peak_macs_per_cycle: peak.map(|p| p.macs_per_cycle),
-        peak_fraction: peak.map(|p| macs_per_cycle / p.macs_per_cycle),
-        peak_instructions: peak.map(|p| p.instructions),
+        peak_macs_per_cycle: peak.map(|(_, p)| p),
+        peak_fraction: peak.map(|(_, p)| macs_per_cycle / p),
+        peak_instructions: peak.map(|(lp, _)| lp.instructions),
         clock: clock.source,
     }
 }
