@@ -121,7 +121,7 @@ impl std::fmt::Debug for Kernels {
 #[derive(Debug, thiserror::Error)]
 pub enum IsaError {
     #[error(
-        "RESEAM_MT_ISA={0:?} is not an instruction set (one of: reference, avx2, avx512bw, avxvnni, avx512vnni, amx, neon)"
+        "RESEAM_MT_ISA={0:?} is not an instruction set (one of: auto, reference, avx2, avx512bw, avxvnni, avx512vnni, amx, neon)"
     )]
     Unknown(String),
     #[error("cannot use the {0} kernels: {2}; unset RESEAM_MT_ISA or pick one of: {1}")]

@@ -17,6 +17,12 @@
 //!
 //! The float steps are separate multiplies and adds (never fused), in that order, because that is
 //! what Marian's `UnquantizeAndAddBiasAndWrite` callback does and results must match it exactly.
+//!
+//! Entry points: [`dispatch::kernels`] (the process-wide table) with [`Kernels::gemm`] and
+//! [`Kernels::quantize`]; [`Kernels::gemm_region`] for one rectangle of a product; and
+//! [`Kernels::split`], which cuts a product into [`GemmTask`]s that any thread pool can run (by
+//! rows for throughput, by columns for latency), so schedulers never touch raw pointers. Rows
+//! of activations in [`pack::AlignedBytes`] with stride `k_padded` are read fastest.
 
 /// Calls `$tile!(R, C)` with `R` and `C` as literals: kernels keep an `R × C` tile of
 /// accumulators in registers, which needs both to be constants.
