@@ -124,8 +124,9 @@ pub enum IsaError {
         "RESEAM_MT_ISA={0:?} is not an instruction set (one of: auto, reference, avx2, avx512bw, avxvnni, avx512vnni, amx, neon)"
     )]
     Unknown(String),
-    #[error("cannot use the {0} kernels: {2}; unset RESEAM_MT_ISA or pick one of: {1}")]
-    Unsupported(Isa, String, String),
+    /// The ISA, then why it cannot run here and which ones can.
+    #[error("cannot use the {0} kernels: {1}")]
+    Unsupported(Isa, String),
 }
 
 const REFERENCE_EXACT: Path =
@@ -167,11 +168,8 @@ impl Kernels {
     /// The kernels of one instruction set, or an error saying why the CPU cannot run them.
     pub fn for_isa(isa: Isa) -> Result<Kernels, IsaError> {
         table(isa).map_err(|why| {
-            IsaError::Unsupported(
-                isa,
-                Kernels::available().iter().map(|i| i.name()).collect::<Vec<_>>().join(", "),
-                why,
-            )
+            let names: Vec<&str> = Kernels::available().iter().map(|i| i.name()).collect();
+            IsaError::Unsupported(isa, format!("{why}; unset RESEAM_MT_ISA or pick one of: {}", names.join(", ")))
         })
     }
 
