@@ -98,7 +98,17 @@ unsafe fn tile<const SAT: bool, const R: usize, const C: usize>(p: &Part, i0: us
             let av = _mm512_set1_epi32(unsafe { a[r].add(4 * g).cast::<i32>().read_unaligned() });
             for c in 0..C {
                 acc[r][c] = if SAT {
-                    _mm512_dpwssd_epi32(acc[r][c], _mm512_maddubs_epi16(av, bv[c]), ones)
+                    let pairs = _mm512_maddubs_epi16(av, bv[c]);
+                    // LLVM's machine combiner splits `vpdpwssd acc, x, ones` in a loop back into
+                    // `vpmaddwd` + `vpaddd` (three uops per step instead of two), so it is
+                    // written out where the compiler cannot take it apart.
+                    let mut a = acc[r][c];
+                    // SAFETY: registers only; the CPU has AVX-512 VNNI (caller).
+                    unsafe {
+                        asm!("vpdpwssd {a}, {x}, {o}", a = inout(zmm_reg) a, x = in(zmm_reg) pairs, o = in(zmm_reg) ones,
+                             options(pure, nomem, nostack))
+                    };
+                    a
                 } else {
                     _mm512_dpbusd_epi32(acc[r][c], av, bv[c])
                 };
