@@ -8,6 +8,7 @@ use std::fmt;
 use divan::Bencher;
 use divan::counter::ItemsCount;
 use reseam::bench::gemm::{Shape, model_shapes};
+use reseam_kernels::pack::AlignedBytes;
 use reseam_kernels::{Arithmetic, Epilogue, Output, PackedB, QuantizedA, Scale};
 
 fn main() {
@@ -42,7 +43,8 @@ fn product(bencher: Bencher, c: &Case, arith: Arithmetic) {
     let (k, n, m) = (c.shape.k, c.shape.n, c.m);
     let bt: Vec<i8> = (0..k * n).map(|i| ((i * 7919 % 255) as i32 - 127) as i8).collect();
     let b = PackedB::from_transposed(&bt, k, n);
-    let a: Vec<u8> = (0..m * b.k_padded()).map(|i| (i * 104_729 % 255) as u8).collect();
+    let mut a = AlignedBytes::zeroed(m * b.k_padded());
+    a.iter_mut().enumerate().for_each(|(i, x)| *x = (i * 104_729 % 255) as u8);
     let qa = QuantizedA { data: &a, rows: m, stride: b.k_padded() };
     let bias = vec![0.5f32; n];
     let ep = Epilogue { zero_fix: None, scale: Scale::Uniform(1.3e-4), bias: Some(&bias), relu: false };
