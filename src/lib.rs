@@ -8,6 +8,7 @@
 //!
 //! Beside it: `kernels` (the `reseam-kernels` crate: int8 products per instruction set).
 
+pub mod bench;
 pub mod decode;
 pub mod fetch;
 pub mod layers;

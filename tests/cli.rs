@@ -82,3 +82,23 @@ fn generated_man_pages_and_completions_are_written() {
     assert!(t.path().join("out/reseam.1").exists());
     assert!(t.path().join("out/reseam.bash").exists());
 }
+
+#[test]
+fn forcing_an_isa_names_it_or_refuses_it_clearly() {
+    let t = TestDir::new();
+    let run = |isa: &str| {
+        let mut c = t.cmd();
+        c.args(["--version", "--verbose"]).env("RESEAM_MT_ISA", isa);
+        t.run(c, b"")
+    };
+    let out = run("reference");
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("kernel in use: reference (forced by RESEAM_MT_ISA)"), "{text}");
+
+    let lacking = if cfg!(target_arch = "aarch64") { "avx2" } else { "neon" };
+    let out = run(lacking);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("cannot use the {lacking} kernels")) && err.contains("unset RESEAM_MT_ISA"), "{err}");
+}

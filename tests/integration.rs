@@ -1,5 +1,6 @@
 //! Integration tests: each module runs the real `reseam` binary.
 
+mod bench_gemm;
 mod cli;
 mod common;
 /// The engine through the library: Marian's scores, batch invariance, broken files.

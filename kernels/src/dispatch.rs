@@ -1,9 +1,12 @@
-//! The only place that looks at the CPU. It picks a kernel per arithmetic once, caches the choice,
-//! and checks every product's arguments before a kernel runs.
+//! The only place that matches on the instruction set. It reads the CPU once (`cpu.rs`, with the
+//! OS permission AMX needs), fills a table of kernels per arithmetic, caches the process-wide
+//! choice, and checks every product's arguments before a kernel runs.
 
+use std::ops::Range;
 use std::sync::OnceLock;
 
-use crate::{Arithmetic, Epilogue, Output, PackedB, QuantizedA, Scale, ShapeError, scalar};
+use crate::part::{GemmTask, Part, Split};
+use crate::{Arithmetic, Epilogue, Output, PackedB, QuantizedA, ShapeError, cpu, scalar};
 
 /// Instruction sets with a kernel of their own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -37,6 +40,11 @@ impl Isa {
     pub fn parse(s: &str) -> Option<Isa> {
         Isa::ALL.into_iter().find(|i| i.name() == s.trim().to_ascii_lowercase())
     }
+
+    /// Whether this CPU and OS can run the ISA's kernels, and if not, why.
+    pub fn usable(self) -> Result<(), String> {
+        table(self).map(|_| ())
+    }
 }
 
 impl std::fmt::Display for Isa {
@@ -45,23 +53,67 @@ impl std::fmt::Display for Isa {
     }
 }
 
-type GemmFn = fn(&QuantizedA, &PackedB, &Epilogue, &mut Output);
-type QuantizeFn = fn(&[f32], f32, &mut [u8]);
+/// A kernel entry point: computes one checked part of a product.
+pub(crate) type PartFn = unsafe fn(&Part);
+type QuantizeFn = unsafe fn(&[f32], f32, &mut [u8]);
+
+/// A register-only loop of an instruction set's product step, to measure its peak.
+#[derive(Clone, Copy, Debug)]
+pub struct PeakLoop {
+    /// The instructions of one step, e.g. `vpdpbusd zmm`.
+    pub instructions: &'static str,
+    /// Multiply-adds per loop iteration.
+    pub macs_per_iter: u64,
+    pub(crate) run: unsafe fn(u64),
+}
+
+/// Operands for the peak loops: arbitrary non-zero bytes, because some units run faster on
+/// zeros and a peak measured on them would flatter nothing but the peak.
+#[repr(C, align(64))]
+pub(crate) struct PeakOperands(pub [u8; 1024]);
+
+pub(crate) static PEAK_OPERANDS: PeakOperands = PeakOperands({
+    let mut bytes = [0u8; 1024];
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut i = 0;
+    while i < bytes.len() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        bytes[i] = (x >> 24) as u8 | 1;
+        i += 1;
+    }
+    bytes
+});
+
+/// One arithmetic's kernel in a table.
+#[derive(Clone, Copy, Debug)]
+struct Path {
+    f: PartFn,
+    /// Whose kernel it is (the AMX table borrows the AVX-512 VNNI saturating kernel, say).
+    by: Isa,
+    how: &'static str,
+    peak: Option<PeakLoop>,
+}
 
 /// A table of kernels for one instruction set. Engines call products through it and never name
 /// an ISA themselves.
 #[derive(Clone, Copy)]
 pub struct Kernels {
     isa: Isa,
-    exact: GemmFn,
+    /// Which body of the ISA, when it has more than one (NEON: `i8mm` or `dotprod`).
+    variant: &'static str,
+    exact: Path,
     /// `None` when this ISA cannot reproduce the pair-saturating arithmetic bit for bit.
-    saturating: Option<GemmFn>,
+    saturating: Option<Path>,
     quantize: QuantizeFn,
+    /// Row and column-block counts that split work without cutting a kernel tile.
+    grain: (usize, usize),
 }
 
 impl std::fmt::Debug for Kernels {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Kernels").field("isa", &self.isa).finish()
+        f.debug_struct("Kernels").field("isa", &self.isa).field("variant", &self.variant).finish()
     }
 }
 
@@ -69,44 +121,62 @@ impl std::fmt::Debug for Kernels {
 #[derive(Debug, thiserror::Error)]
 pub enum IsaError {
     #[error(
-        "RESEAM_MT_ISA={0:?} is not an instruction set (one of: reference, avx2, avx512bw, avxvnni, avx512vnni, amx, neon)"
+        "RESEAM_MT_ISA={0:?} is not an instruction set (one of: auto, reference, avx2, avx512bw, avxvnni, avx512vnni, amx, neon)"
     )]
     Unknown(String),
-    #[error("this CPU cannot run the {0} kernels; unset RESEAM_MT_ISA or pick one of: {1}")]
+    /// The ISA, then why it cannot run here and which ones can.
+    #[error("cannot use the {0} kernels: {1}")]
     Unsupported(Isa, String),
 }
+
+const REFERENCE_EXACT: Path =
+    Path { f: scalar::gemm_exact_part, by: Isa::Reference, how: "scalar reference", peak: None };
+const REFERENCE_SATURATING: Path =
+    Path { f: scalar::gemm_saturating_part, by: Isa::Reference, how: "scalar reference", peak: None };
 
 impl Kernels {
     /// The scalar reference: the specification, slow, runs everywhere.
     pub fn reference() -> Kernels {
         Kernels {
             isa: Isa::Reference,
-            exact: scalar::gemm_exact,
-            saturating: Some(scalar::gemm_saturating),
-            quantize: scalar::quantize,
+            variant: "",
+            exact: REFERENCE_EXACT,
+            saturating: Some(REFERENCE_SATURATING),
+            quantize: quantize_scalar,
+            grain: (1, 1),
         }
     }
 
     /// Instruction sets this CPU (and OS) can run, best last.
     pub fn available() -> Vec<Isa> {
-        vec![Isa::Reference]
+        PREFERENCE.into_iter().filter(|i| i.usable().is_ok()).collect()
     }
 
-    /// The kernels of one instruction set, or an error if the CPU lacks it.
+    /// Every instruction set with whether it runs here, and if not, why (for reports and tests).
+    pub fn availability() -> Vec<(Isa, Result<(), String>)> {
+        PREFERENCE.into_iter().map(|i| (i, i.usable())).collect()
+    }
+
+    /// Every table this CPU can run, including the alternative bodies an ISA has (NEON without
+    /// `i8mm`, AMX without its few-rows shortcut), so tests can hold each to the reference.
+    pub fn candidates() -> Vec<Kernels> {
+        let mut all: Vec<Kernels> = Kernels::available().into_iter().filter_map(|i| table(i).ok()).collect();
+        all.extend(alternatives());
+        all
+    }
+
+    /// The kernels of one instruction set, or an error saying why the CPU cannot run them.
     pub fn for_isa(isa: Isa) -> Result<Kernels, IsaError> {
-        match isa {
-            Isa::Reference => Ok(Kernels::reference()),
-            other => Err(IsaError::Unsupported(
-                other,
-                Kernels::available().iter().map(|i| i.name()).collect::<Vec<_>>().join(", "),
-            )),
-        }
+        table(isa).map_err(|why| {
+            let names: Vec<&str> = Kernels::available().iter().map(|i| i.name()).collect();
+            IsaError::Unsupported(isa, format!("{why}; unset RESEAM_MT_ISA or pick one of: {}", names.join(", ")))
+        })
     }
 
     /// The best kernels for this CPU, or the ones `RESEAM_MT_ISA` forces.
     pub fn detect() -> Result<Kernels, IsaError> {
         match std::env::var("RESEAM_MT_ISA") {
-            Ok(name) if !name.trim().is_empty() => {
+            Ok(name) if !name.trim().is_empty() && name.trim() != "auto" => {
                 let isa = Isa::parse(&name).ok_or_else(|| IsaError::Unknown(name.clone()))?;
                 Kernels::for_isa(isa)
             }
@@ -121,6 +191,11 @@ impl Kernels {
         self.isa
     }
 
+    /// The ISA name plus the body in use when it has several (`neon/i8mm`).
+    pub fn name(&self) -> String {
+        if self.variant.is_empty() { self.isa.name().to_string() } else { format!("{}/{}", self.isa, self.variant) }
+    }
+
     /// Whether these kernels compute `arith` themselves. When they do not, [`Kernels::gemm`] runs
     /// the reference for that arithmetic, so results never change, only speed.
     pub fn serves(&self, arith: Arithmetic) -> bool {
@@ -128,6 +203,38 @@ impl Kernels {
             Arithmetic::Exact => true,
             Arithmetic::Saturating => self.saturating.is_some(),
         }
+    }
+
+    fn path(&self, arith: Arithmetic) -> Path {
+        match arith {
+            Arithmetic::Exact => self.exact,
+            Arithmetic::Saturating => self.saturating.unwrap_or(REFERENCE_SATURATING),
+        }
+    }
+
+    /// Whose kernel computes `arith` in this table (the reference when no fast kernel
+    /// reproduces it bit for bit).
+    pub fn kernel_for(&self, arith: Arithmetic) -> Isa {
+        self.path(arith).by
+    }
+
+    /// How `arith` is computed, in a few words (`"avx512vnni: vpdpbusd zmm"`).
+    pub fn describe_arithmetic(&self, arith: Arithmetic) -> String {
+        let p = self.path(arith);
+        format!("{} kernel ({})", p.by, p.how)
+    }
+
+    /// Which kernel serves which arithmetic, one line each, for `--help` and `--version --verbose`.
+    pub fn describe(&self) -> String {
+        [Arithmetic::Exact, Arithmetic::Saturating]
+            .map(|a| format!("{} arithmetic: {}", a.name(), self.describe_arithmetic(a)))
+            .join("\n")
+    }
+
+    /// The register-only loop of the product step that computes `arith` here (`None` for the
+    /// reference, which has no instruction to measure).
+    pub fn peak(&self, arith: Arithmetic) -> Option<PeakLoop> {
+        self.path(arith).peak
     }
 
     /// What Firefox computes on this CPU class: its gemmology dispatch prefers AVX-512 VNNI, then
@@ -139,7 +246,9 @@ impl Kernels {
 
     /// Quantizes activations (see [`scalar::quantize`]).
     pub fn quantize(&self, src: &[f32], scale: f32, dst: &mut [u8]) {
-        (self.quantize)(src, scale, dst)
+        assert!(dst.len() >= src.len(), "quantize: destination shorter than source");
+        // SAFETY: the table was built for an ISA this CPU runs, and the lengths are checked.
+        unsafe { (self.quantize)(src, scale, dst) }
     }
 
     /// `out = epilogue(a · b)` in the given arithmetic, after checking every length.
@@ -151,14 +260,197 @@ impl Kernels {
         ep: &Epilogue,
         out: &mut Output,
     ) -> Result<(), ShapeError> {
-        check(a, b, ep, out)?;
-        let f = match arith {
-            Arithmetic::Exact => self.exact,
-            Arithmetic::Saturating => self.saturating.unwrap_or(scalar::gemm_saturating),
-        };
-        f(a, b, ep, out);
+        let part = Part::new(a, b, ep, out)?;
+        self.run(arith, &part);
         Ok(())
     }
+
+    /// Only rows `rows` and columns `cols` of the product (the rest of `out` is left alone).
+    /// `cols` starts on a multiple of [`crate::pack::N_BLOCK`] and ends on one or at `b.n()`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn gemm_region(
+        &self,
+        arith: Arithmetic,
+        a: &QuantizedA,
+        b: &PackedB,
+        ep: &Epilogue,
+        out: &mut Output,
+        rows: Range<usize>,
+        cols: Range<usize>,
+    ) -> Result<(), ShapeError> {
+        let part = Part::new(a, b, ep, out)?.region(rows, cols)?;
+        self.run(arith, &part);
+        Ok(())
+    }
+
+    /// The product cut into independent tasks (at most as many as asked) that threads can run in
+    /// any order: by rows for throughput, by columns for latency. The output stays borrowed until
+    /// the tasks are gone; together they write all of it, each its own rectangle.
+    pub fn split<'t>(
+        &self,
+        arith: Arithmetic,
+        a: &QuantizedA<'t>,
+        b: &'t PackedB,
+        ep: &Epilogue<'t>,
+        out: &'t mut Output<'_>,
+        how: Split,
+    ) -> Result<Vec<GemmTask<'t>>, ShapeError> {
+        let kernel = self.path(arith).f;
+        let parts = Part::new(a, b, ep, out)?.split(how, self.grain.0, self.grain.1);
+        Ok(parts.into_iter().map(|part| GemmTask { kernel, part }).collect())
+    }
+
+    fn run(&self, arith: Arithmetic, part: &Part) {
+        // SAFETY: tables are only built for instruction sets this CPU and OS run (see `table`),
+        // and `part` was checked by `Part::new`.
+        unsafe { (self.path(arith).f)(part) }
+    }
+}
+
+impl PeakLoop {
+    /// Runs `iters` iterations of the loop.
+    pub fn run(&self, iters: u64) {
+        // SAFETY: a `PeakLoop` is only handed out by a table built for an ISA this CPU runs.
+        unsafe { (self.run)(iters) }
+    }
+}
+
+fn quantize_scalar(src: &[f32], scale: f32, dst: &mut [u8]) {
+    scalar::quantize(src, scale, dst)
+}
+
+/// Worst to best: the process takes the last one it can run.
+const PREFERENCE: [Isa; 7] =
+    [Isa::Reference, Isa::Avx2, Isa::AvxVnni, Isa::Avx512bw, Isa::Avx512Vnni, Isa::Amx, Isa::Neon];
+
+/// The table for `isa`, or why this CPU and OS cannot run it.
+fn table(isa: Isa) -> Result<Kernels, String> {
+    let caps = cpu::caps();
+    let missing = |what: &str| Err(format!("the CPU lacks {what}"));
+    match isa {
+        Isa::Reference => Ok(Kernels::reference()),
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2 | Isa::AvxVnni | Isa::Avx512bw | Isa::Avx512Vnni | Isa::Amx => {
+            use crate::{amx, avx_vnni, avx2, avx512_vnni, avx512bw, ymm, zmm};
+            let avx2_sat = Path {
+                f: avx2::gemm_saturating,
+                by: Isa::Avx2,
+                how: avx2::SATURATING,
+                peak: Some(avx2::PEAK_SATURATING),
+            };
+            let vnni_sat = Path {
+                f: avx512_vnni::gemm_saturating,
+                by: Isa::Avx512Vnni,
+                how: "vpmaddubsw + vpdpwssd zmm",
+                peak: Some(avx512_vnni::PEAK_SATURATING),
+            };
+            let (exact, saturating, quantize, grain): (Path, Path, QuantizeFn, _) = match isa {
+                Isa::Avx2 if caps.avx2 => (
+                    Path { f: avx2::gemm_exact, by: isa, how: avx2::EXACT, peak: Some(avx2::PEAK_EXACT) },
+                    avx2_sat,
+                    ymm::quantize,
+                    (16, 1),
+                ),
+                Isa::Avx2 => return missing("AVX2 and FMA"),
+                Isa::AvxVnni if caps.avx_vnni => (
+                    Path {
+                        f: avx_vnni::gemm_exact,
+                        by: isa,
+                        how: "vpdpbusd ymm (VEX)",
+                        peak: Some(avx_vnni::PEAK_EXACT),
+                    },
+                    avx2_sat,
+                    ymm::quantize,
+                    (16, 1),
+                ),
+                Isa::AvxVnni => return missing("AVX-VNNI"),
+                Isa::Avx512bw if caps.avx512bw => (
+                    Path { f: avx512bw::gemm_exact, by: isa, how: avx512bw::EXACT, peak: Some(avx512bw::PEAK_EXACT) },
+                    Path {
+                        f: avx512bw::gemm_saturating,
+                        by: isa,
+                        how: avx512bw::SATURATING,
+                        peak: Some(avx512bw::PEAK_SATURATING),
+                    },
+                    zmm::quantize,
+                    (16, 2),
+                ),
+                Isa::Avx512bw => return missing("AVX-512F/BW"),
+                Isa::Avx512Vnni if caps.avx512_vnni => (
+                    Path {
+                        f: avx512_vnni::gemm_exact,
+                        by: isa,
+                        how: "vpdpbusd zmm",
+                        peak: Some(avx512_vnni::PEAK_EXACT),
+                    },
+                    vnni_sat,
+                    zmm::quantize,
+                    (16, 4),
+                ),
+                Isa::Avx512Vnni => return missing("AVX-512 VNNI"),
+                Isa::Amx => match &caps.amx {
+                    Ok(()) => (
+                        Path { f: amx::gemm_exact, by: isa, how: amx::EXACT, peak: Some(amx::PEAK_EXACT) },
+                        vnni_sat,
+                        zmm::quantize,
+                        (32, 2),
+                    ),
+                    Err(why) => return Err(why.clone()),
+                },
+                // The outer arm lists exactly the x86 ISAs.
+                _ => unreachable!("non-x86 ISA in the x86 arm"),
+            };
+            Ok(Kernels { isa, variant: "", exact, saturating: Some(saturating), quantize, grain })
+        }
+        #[cfg(target_arch = "aarch64")]
+        Isa::Neon => {
+            use crate::neon;
+            if !caps.dotprod {
+                return missing("the dotprod extension (ARMv8.2 SDOT)");
+            }
+            let (f, variant, how): (PartFn, _, _) = if caps.i8mm {
+                (neon::gemm_exact_i8mm, "i8mm", "sudot: signed weights × unsigned activations")
+            } else {
+                (neon::gemm_exact_dotprod, "dotprod", "sdot on activations − 128, + 128 · column sums")
+            };
+            Ok(Kernels {
+                isa,
+                variant,
+                exact: Path { f, by: isa, how, peak: Some(neon::PEAK_EXACT) },
+                // No NEON body reproduces maddubs pair saturation; Firefox is exact on ARM64.
+                saturating: None,
+                quantize: neon::quantize,
+                grain: (16, 1),
+            })
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        Isa::Avx2 | Isa::AvxVnni | Isa::Avx512bw | Isa::Avx512Vnni | Isa::Amx => Err("not an x86-64 build".into()),
+        #[cfg(not(target_arch = "aarch64"))]
+        Isa::Neon => Err("not an aarch64 build".into()),
+    }
+}
+
+/// Alternative bodies of the ISAs this CPU runs (see [`Kernels::candidates`]).
+fn alternatives() -> Vec<Kernels> {
+    #[allow(unused_mut)]
+    let mut alt = Vec::new();
+    #[cfg(target_arch = "x86_64")]
+    if let Ok(mut k) = table(Isa::Amx) {
+        k.variant = "tiles-only";
+        k.exact.f = crate::amx::gemm_exact_tiles_only;
+        k.exact.how = "tdpbusd tiles for every row count";
+        alt.push(k);
+    }
+    #[cfg(target_arch = "aarch64")]
+    if let Ok(mut k) = table(Isa::Neon)
+        && k.variant == "i8mm"
+    {
+        k.variant = "dotprod";
+        k.exact.f = crate::neon::gemm_exact_dotprod;
+        k.exact.how = "sdot on activations − 128, + 128 · column sums";
+        alt.push(k);
+    }
+    alt
 }
 
 /// CPU features that decide Firefox's arithmetic.
@@ -172,23 +464,13 @@ pub struct CpuFeatures {
 }
 
 pub fn cpu_features() -> CpuFeatures {
-    #[cfg(target_arch = "x86_64")]
-    {
-        CpuFeatures {
-            avx2: std::arch::is_x86_feature_detected!("avx2"),
-            avx512bw: std::arch::is_x86_feature_detected!("avx512bw"),
-            avx_vnni: std::arch::is_x86_feature_detected!("avxvnni"),
-            avx512_vnni: std::arch::is_x86_feature_detected!("avx512vnni"),
-            aarch64: false,
-        }
-    }
-    #[cfg(target_arch = "aarch64")]
-    {
-        CpuFeatures { aarch64: true, ..Default::default() }
-    }
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    {
-        CpuFeatures::default()
+    let c = cpu::caps();
+    CpuFeatures {
+        avx2: c.avx2,
+        avx512bw: c.avx512bw,
+        avx_vnni: c.avx_vnni,
+        avx512_vnni: c.avx512_vnni,
+        aarch64: cfg!(target_arch = "aarch64"),
     }
 }
 
@@ -204,46 +486,59 @@ pub fn firefox_arithmetic_for(f: &CpuFeatures) -> Arithmetic {
     }
 }
 
-fn check(a: &QuantizedA, b: &PackedB, ep: &Epilogue, out: &Output) -> Result<(), ShapeError> {
-    let (kp, n, rows) = (b.k_padded(), b.n(), a.rows);
-    if a.stride < kp {
-        return Err(ShapeError::Stride { stride: a.stride, k_padded: kp });
-    }
-    let need = if rows == 0 { 0 } else { (rows - 1) * a.stride + kp };
-    if a.data.len() < need {
-        return Err(ShapeError::Activations { rows, stride: a.stride, len: a.data.len(), need });
-    }
-    let vec = |what: &'static str, len: usize, need: usize| {
-        if len < need { Err(ShapeError::Vector { what, len, need }) } else { Ok(()) }
-    };
-    if let Some(z) = ep.zero_fix {
-        vec("zero fix", z.len(), n)?;
-    }
-    if let Some(bias) = ep.bias {
-        vec("bias", bias.len(), n)?;
-    }
-    match ep.scale {
-        Scale::Uniform(_) => {}
-        Scale::Columns(c) => vec("column scales", c.len(), n)?,
-        Scale::RowsColumns { rows: r, cols } => {
-            vec("row scales", r.len(), rows)?;
-            vec("column scales", cols.len(), n)?;
-        }
-    }
-    let (len, stride) = match out {
-        Output::F32 { data, stride } => (data.len(), *stride),
-        Output::U8 { data, stride, .. } => (data.len(), *stride),
-    };
-    let need = if rows == 0 { 0 } else { (rows - 1) * stride + n };
-    if stride < n || len < need {
-        return Err(ShapeError::Output { rows, stride, len, need });
-    }
-    Ok(())
-}
-
 static KERNELS: OnceLock<Result<Kernels, String>> = OnceLock::new();
 
 /// The process-wide kernels, chosen once (honouring `RESEAM_MT_ISA`).
 pub fn kernels() -> Result<&'static Kernels, &'static str> {
     KERNELS.get_or_init(|| Kernels::detect().map_err(|e| e.to_string())).as_ref().map_err(|e| e.as_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn isa_names_round_trip() {
+        for isa in Isa::ALL {
+            assert_eq!(Isa::parse(isa.name()), Some(isa));
+            assert_eq!(Isa::parse(&format!(" {} ", isa.name().to_uppercase())), Some(isa));
+        }
+        assert_eq!(Isa::parse("sse9"), None);
+    }
+
+    #[test]
+    fn unusable_isa_is_refused_with_the_reason() {
+        for (isa, usable) in Kernels::availability() {
+            match (Kernels::for_isa(isa), usable) {
+                (Ok(k), Ok(())) => assert_eq!(k.isa(), isa),
+                (Err(e), Err(why)) => assert!(e.to_string().contains(&why), "{e}"),
+                (k, u) => panic!("{isa}: table {k:?} but usable {u:?}"),
+            }
+        }
+        #[cfg(target_arch = "x86_64")]
+        assert!(Kernels::for_isa(Isa::Neon).unwrap_err().to_string().contains("not an aarch64 build"));
+    }
+
+    #[test]
+    fn firefox_arithmetic_follows_its_dispatch_order() {
+        let f = |avx2, avx512bw, avx_vnni, avx512_vnni| {
+            firefox_arithmetic_for(&CpuFeatures { avx2, avx512bw, avx_vnni, avx512_vnni, aarch64: false })
+        };
+        assert_eq!(f(true, false, false, false), Arithmetic::Saturating);
+        assert_eq!(f(true, false, true, false), Arithmetic::Exact);
+        assert_eq!(f(true, true, true, false), Arithmetic::Saturating);
+        assert_eq!(f(true, true, true, true), Arithmetic::Exact);
+        assert_eq!(firefox_arithmetic_for(&CpuFeatures { aarch64: true, ..Default::default() }), Arithmetic::Exact);
+    }
+
+    #[test]
+    fn every_table_says_who_serves_each_arithmetic() {
+        for k in Kernels::candidates() {
+            let d = k.describe();
+            assert!(d.contains("exact arithmetic: ") && d.contains("saturating arithmetic: "), "{d}");
+            if k.isa() != Isa::Reference {
+                assert!(k.peak(Arithmetic::Exact).is_some(), "{}", k.name());
+            }
+        }
+    }
 }

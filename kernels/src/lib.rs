@@ -17,13 +17,62 @@
 //!
 //! The float steps are separate multiplies and adds (never fused), in that order, because that is
 //! what Marian's `UnquantizeAndAddBiasAndWrite` callback does and results must match it exactly.
+//!
+//! Entry points: [`dispatch::kernels`] (the process-wide table) with [`Kernels::gemm`] and
+//! [`Kernels::quantize`]; [`Kernels::gemm_region`] for one rectangle of a product; and
+//! [`Kernels::split`], which cuts a product into [`GemmTask`]s that any thread pool can run (by
+//! rows for throughput, by columns for latency), so schedulers never touch raw pointers. Rows
+//! of activations in [`pack::AlignedBytes`] with stride `k_padded` are read fastest.
 
+/// Calls `$tile!(R, C)` with `R` and `C` as literals: kernels keep an `R × C` tile of
+/// accumulators in registers, which needs both to be constants.
+#[allow(unused_macros)]
+macro_rules! by_shape {
+    ($tile:ident, $r:expr, $c:expr, [$($rr:literal)*], $cs:tt) => {
+        match $r {
+            $( $rr => by_shape!(@c $tile, $rr, $c, $cs), )*
+            // The callers clamp to the listed sizes.
+            _ => unreachable!("tile rows out of range"),
+        }
+    };
+    (@c $tile:ident, $rr:literal, $c:expr, [$($cc:literal)*]) => {
+        match $c {
+            $( $cc => $tile!($rr, $cc), )*
+            // The callers clamp to the listed sizes.
+            _ => unreachable!("tile columns out of range"),
+        }
+    };
+}
+
+pub mod clock;
+mod cpu;
 pub mod dispatch;
 pub mod pack;
+mod part;
 pub mod scalar;
+
+#[cfg(target_arch = "x86_64")]
+mod amx;
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx512_vnni;
+#[cfg(target_arch = "x86_64")]
+mod avx512bw;
+#[cfg(target_arch = "x86_64")]
+mod avx_vnni;
+#[cfg(target_arch = "aarch64")]
+mod neon;
+#[cfg(target_arch = "x86_64")]
+mod widen;
+#[cfg(target_arch = "x86_64")]
+mod ymm;
+#[cfg(target_arch = "x86_64")]
+mod zmm;
 
 pub use dispatch::{Isa, Kernels};
 pub use pack::PackedB;
+pub use part::{GemmTask, Split};
 
 /// How the integer products are accumulated. Both exist in the wild and give different results.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -46,7 +95,8 @@ impl Arithmetic {
 
 /// Quantized activations: `rows` rows of unsigned bytes (`int8 + 127`), each `stride` bytes apart.
 /// Only the first `b.k_padded()` bytes of each row are read; bytes past `k` meet zero weights, so
-/// their value does not matter, but they must be initialised (allocate with zeros).
+/// their value does not matter, but they must be initialised (allocate with zeros). Rows that
+/// start on 64-byte boundaries ([`pack::AlignedBytes`], stride `k_padded`) are read fastest.
 #[derive(Clone, Copy, Debug)]
 pub struct QuantizedA<'a> {
     pub data: &'a [u8],
@@ -76,6 +126,7 @@ pub struct Epilogue<'a> {
     pub scale: Scale<'a>,
     /// Added after the multiply, per column.
     pub bias: Option<&'a [f32]>,
+    /// `x > 0 ? x : 0`, as Marian's ReLU: NaN and −0.0 become +0.0.
     pub relu: bool,
 }
 
@@ -106,4 +157,9 @@ pub enum ShapeError {
     Vector { what: &'static str, len: usize, need: usize },
     #[error("activation stride {stride} is shorter than the padded inner dimension {k_padded}")]
     Stride { stride: usize, k_padded: usize },
+    #[error(
+        "region rows {rows:?} × columns {cols:?} is not inside the {m}×{n} product, or its columns do not start \
+         on a multiple of {block} and end on one or at {n}"
+    )]
+    Region { rows: std::ops::Range<usize>, cols: std::ops::Range<usize>, m: usize, n: usize, block: usize },
 }

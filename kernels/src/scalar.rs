@@ -1,6 +1,7 @@
 //! The specification. Obvious Rust, every tail included; every other kernel file has these
 //! functions with these arguments and must give the same bits.
 
+use crate::part::{Out, Part};
 use crate::{Epilogue, Output, PackedB, QuantizedA, Scale};
 
 /// Marian's activation quantization (intgemm `Int8Shift::PrepareA`, gemmology `Shift::PrepareA`):
@@ -71,7 +72,9 @@ pub fn epilogue_one(acc: i32, i: usize, j: usize, ep: &Epilogue) -> f32 {
         x += bias[j];
     }
     if ep.relu {
-        x = x.max(0.0);
+        // Not `f32::max`: its answer for −0.0 is unspecified. This is Marian's ReLU and what
+        // `maxps(x, 0)` computes: NaN and −0.0 become +0.0.
+        x = if x > 0.0 { x } else { 0.0 };
     }
     x
 }
@@ -98,6 +101,44 @@ pub fn gemm_exact(a: &QuantizedA, b: &PackedB, ep: &Epilogue, out: &mut Output) 
 /// The product in the pair-saturating arithmetic.
 pub fn gemm_saturating(a: &QuantizedA, b: &PackedB, ep: &Epilogue, out: &mut Output) {
     gemm(a, b, ep, out, dot_saturating)
+}
+
+/// [`gemm_exact`] restricted to one part: the specification of every kernel's entry point.
+///
+/// # Safety
+/// `p` must satisfy [`Part`]'s invariants (the safe entry points in `dispatch` check them).
+pub(crate) unsafe fn gemm_exact_part(p: &Part) {
+    // SAFETY: passed on from the caller.
+    unsafe { part(p, dot_exact) }
+}
+
+/// [`gemm_saturating`] restricted to one part.
+///
+/// # Safety
+/// As [`gemm_exact_part`].
+pub(crate) unsafe fn gemm_saturating_part(p: &Part) {
+    // SAFETY: passed on from the caller.
+    unsafe { part(p, dot_saturating) }
+}
+
+/// # Safety
+/// As [`gemm_exact_part`].
+unsafe fn part(p: &Part, dot: fn(&[u8], &PackedB, usize) -> i32) {
+    let cols = p.cols();
+    for i in p.rows.clone() {
+        let row = &p.a.data[i * p.a.stride..];
+        for j in cols.clone() {
+            let x = epilogue_one(dot(row, p.b, j), i, j, &p.ep);
+            // SAFETY: `Part` guarantees the output holds element (i, j) for every row in
+            // `p.rows` and column below `n`, and that no one else writes it now.
+            unsafe {
+                match p.out {
+                    Out::F32 { ptr, stride } => *ptr.add(i * stride + j) = x,
+                    Out::U8 { ptr, stride, scale } => *ptr.add(i * stride + j) = quantize_one(x, scale),
+                }
+            }
+        }
+    }
 }
 
 /// Plain float product `c[i][j] = Σ_k a[i][k] · bt[j][k]` (row-major `a`: m × k, `bt`: n × k),

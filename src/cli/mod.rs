@@ -1,6 +1,7 @@
 //! The command line: one file per subcommand holding its clap arguments and output formatting.
 //! The work itself is done by library calls that tests and the server make too.
 
+mod bench_gemm;
 mod fetch;
 mod generate;
 mod translate;
@@ -8,7 +9,7 @@ mod version;
 
 use std::process::ExitCode;
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// Firefox Translations models on a from-scratch int8 CPU engine, and cross-tokenizer
 /// speculative decoding of LLMs.
@@ -32,6 +33,8 @@ enum Command {
     /// Downloads Firefox Translations models (verified) into the models folder.
     Fetch(fetch::Args),
     Translate(translate::Args),
+    /// Measures the int8 matrix products per instruction set against the CPU's peak.
+    BenchGemm(bench_gemm::Args),
     /// Writes the man page or shell completions (for packagers).
     #[command(hide = true)]
     Generate(generate::Args),
@@ -42,7 +45,10 @@ const EXIT_FAILURE: u8 = 1;
 const EXIT_USAGE: u8 = 2;
 
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    // Help that depends on this CPU is added here, not in the definition, so that generated
+    // man pages stay the same on every machine.
+    let cmd = Cli::command().mut_subcommand("bench-gemm", |c| c.after_help(bench_gemm::after_help()));
+    let cli = match cmd.try_get_matches().and_then(|m| Cli::from_arg_matches(&m)) {
         Ok(cli) => cli,
         Err(e) => {
             // clap prints help and version itself; those are not errors.
@@ -68,6 +74,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Some(Command::Fetch(args)) => fetch::run(args, cli.verbose),
         Some(Command::Translate(args)) => translate::run(args, cli.verbose),
+        Some(Command::BenchGemm(args)) => bench_gemm::run(args),
         Some(Command::Generate(args)) => generate::run(args, Cli::command()),
         None => {
             Cli::command().print_help()?;

@@ -2,20 +2,31 @@
 
 use std::io::Write;
 
-use reseam_kernels::{Arithmetic, Kernels};
+use reseam_kernels::Kernels;
 
 pub fn print(verbose: bool) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     writeln!(out, "reseam {}", env!("CARGO_PKG_VERSION"))?;
     if verbose {
         let live = reseam_kernels::dispatch::kernels().map_err(|e| anyhow::anyhow!("{e}"))?;
-        let available: Vec<&str> = Kernels::available().iter().map(|i| i.name()).collect();
-        writeln!(out, "cpu: {}", cpu_name())?;
+        writeln!(out, "cpu: {} ({})", cpu_name(), std::env::consts::ARCH)?;
+        let mut available = Vec::new();
+        let mut unusable = Vec::new();
+        for (isa, usable) in Kernels::availability() {
+            match usable {
+                Ok(()) => available.push(isa.name().to_string()),
+                Err(why) => unusable.push(format!("{isa} ({why})")),
+            }
+        }
         writeln!(out, "kernels available: {}", available.join(", "))?;
-        writeln!(out, "kernel in use: {}", live.isa())?;
-        for arith in [Arithmetic::Saturating, Arithmetic::Exact] {
-            let by = if live.serves(arith) { live.isa().name() } else { "reference" };
-            writeln!(out, "  {} arithmetic: {by}", arith.name())?;
+        if !unusable.is_empty() {
+            writeln!(out, "kernels not usable here: {}", unusable.join("; "))?;
+        }
+        let forced = std::env::var("RESEAM_MT_ISA").ok().filter(|v| !v.trim().is_empty());
+        let why = if forced.is_some() { "forced by RESEAM_MT_ISA" } else { "best for this CPU" };
+        writeln!(out, "kernel in use: {} ({why})", live.name())?;
+        for line in live.describe().lines() {
+            writeln!(out, "  {line}")?;
         }
         writeln!(out, "arithmetic auto (Firefox on this CPU): {}", Kernels::firefox_arithmetic().name())?;
     }

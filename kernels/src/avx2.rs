@@ -1,0 +1,233 @@
+//! AVX2 (Haswell and later): the pair-saturating arithmetic with `vpmaddubsw` as intgemm and
+//! Firefox compute it, and the exact arithmetic by widening to int16 (`vpmaddwd`).
+//!
+//! Saturating: a quad is two ymm (columns 0–7, 8–15). `vpmaddubsw` of 4 broadcast activation
+//! bytes with a ymm gives, per column, the two int16 pair sums `sat(A[4g]B[4g] + A[4g+1]B[4g+1])`
+//! and `sat(A[4g+2]B[4g+2] + A[4g+3]B[4g+3])` — the reference's pairs `(2p, 2p+1)`, since `4g`
+//! is even — and `vpmaddwd` with ones adds the two exactly into one int32 per column.
+
+use std::arch::asm;
+use std::arch::x86_64::*;
+use std::ops::Range;
+
+use crate::dispatch::{PEAK_OPERANDS, PeakLoop};
+use crate::pack::QUAD;
+use crate::part::Part;
+use crate::widen::{self, Widened};
+use crate::ymm::BlockEp;
+
+pub(crate) const SATURATING: &str = "vpmaddubsw + vpmaddwd(ones) + vpaddd ymm";
+pub(crate) const EXACT: &str = "int16 widening, vpmaddwd + vpaddd ymm";
+
+/// Rows per saturating tile: 4 × 2 accumulators, 2 weight registers, the broadcast, the ones and
+/// two temporaries fit the 16 ymm registers.
+const ROWS_SAT: usize = 4;
+/// Rows per exact tile: 2 × 4 accumulators and 4 widened weight registers.
+const ROWS_EXACT: usize = 2;
+
+/// The pair-saturating product of one part.
+///
+/// # Safety
+/// The CPU has AVX2; `p` satisfies [`Part`]'s invariants.
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn gemm_saturating(p: &Part) {
+    for nb in p.blocks.clone() {
+        let mut i = p.rows.start;
+        while i < p.rows.end {
+            let r = (p.rows.end - i).min(ROWS_SAT);
+            macro_rules! call {
+                ($r:literal, $c:literal) => {
+                    // SAFETY: rows `i .. i + r` and block `nb` lie inside the part.
+                    unsafe { tile_saturating::<$r>(p, i, nb) }
+                };
+            }
+            by_shape!(call, r, 1, [1 2 3 4], [1]);
+            i += r;
+        }
+    }
+}
+
+/// # Safety
+/// As [`gemm_saturating`], and the tile lies inside the part.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn tile_saturating<const R: usize>(p: &Part, i0: usize, nb: usize) {
+    let quads = p.b.k_padded() / 4;
+    // SAFETY: block `nb` exists in the packed bytes.
+    let b = unsafe { p.b.as_bytes().as_ptr().add(nb * quads * QUAD) };
+    let mut a = [p.a.data.as_ptr(); R];
+    for (r, ptr) in a.iter_mut().enumerate() {
+        // SAFETY: row `i0 + r` is in the activations.
+        *ptr = unsafe { ptr.add((i0 + r) * p.a.stride) };
+    }
+    let ones = _mm256_set1_epi16(1);
+    let mut acc = [[_mm256_setzero_si256(); 2]; R];
+    for g in 0..quads {
+        // SAFETY: quad `g` is 64 bytes inside the block.
+        let (b0, b1) =
+            unsafe { (_mm256_loadu_si256(b.add(g * QUAD).cast()), _mm256_loadu_si256(b.add(g * QUAD + 32).cast())) };
+        for r in 0..R {
+            // SAFETY: bytes `4g .. 4g + 4` of a row are below `k_padded`.
+            let av = _mm256_set1_epi32(unsafe { a[r].add(4 * g).cast::<i32>().read_unaligned() });
+            acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(_mm256_maddubs_epi16(av, b0), ones));
+            acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(_mm256_maddubs_epi16(av, b1), ones));
+        }
+    }
+    // SAFETY: block `nb` is in the part.
+    let ep = unsafe { BlockEp::new(p, nb) };
+    for (r, acc) in acc.into_iter().enumerate() {
+        // SAFETY: row `i0 + r` is in the part.
+        unsafe { ep.store(acc, i0 + r, p.out) };
+    }
+}
+
+/// The exact product of one part.
+///
+/// # Safety
+/// The CPU has AVX2; `p` satisfies [`Part`]'s invariants.
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn gemm_exact(p: &Part) {
+    // SAFETY: passed on from the caller; `widen_bytes` and `wide` need only AVX2.
+    unsafe { widen::drive(p, 1, widen_bytes, wide) }
+}
+
+/// # Safety
+/// The CPU has AVX2; `len` (a multiple of 16) bytes readable at `src`, int16 writable at `dst`.
+#[target_feature(enable = "avx2")]
+unsafe fn widen_bytes(src: *const u8, len: usize, dst: *mut i16, signed: bool) {
+    for x in (0..len).step_by(16) {
+        // SAFETY: 16 bytes readable at `src + x`, 16 int16 writable at `dst + x`.
+        unsafe {
+            let v = _mm_loadu_si128(src.add(x).cast());
+            let w = if signed { _mm256_cvtepi8_epi16(v) } else { _mm256_cvtepu8_epi16(v) };
+            _mm256_storeu_si256(dst.add(x).cast(), w);
+        }
+    }
+}
+
+/// # Safety
+/// The CPU has AVX2; `w` holds the widened rows and blocks given.
+#[target_feature(enable = "avx2")]
+unsafe fn wide(p: &Part, w: &Widened, rows: Range<usize>, blocks: Range<usize>) {
+    for nb in blocks {
+        let mut i = rows.start;
+        while i < rows.end {
+            let r = (rows.end - i).min(ROWS_EXACT);
+            macro_rules! call {
+                ($r:literal, $c:literal) => {
+                    // SAFETY: rows `i .. i + r` and block `nb` are widened and in the part.
+                    unsafe { tile_exact::<$r>(p, w, i, nb) }
+                };
+            }
+            by_shape!(call, r, 1, [1 2], [1]);
+            i += r;
+        }
+    }
+}
+
+/// # Safety
+/// As [`wide`], for rows `i0 .. i0 + R` and block `nb`.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn tile_exact<const R: usize>(p: &Part, w: &Widened, i0: usize, nb: usize) {
+    let quads = w.kp / 4;
+    // SAFETY: the block and rows are inside the widened scratch.
+    let b = unsafe { w.b.add((nb - w.nb0) * w.kp * 16) };
+    let mut a = [w.a; R];
+    for (r, ptr) in a.iter_mut().enumerate() {
+        // SAFETY: as above.
+        *ptr = unsafe { ptr.add((i0 + r - w.row0) * w.kp) };
+    }
+    let mut acc = [[_mm256_setzero_si256(); 4]; R];
+    for g in 0..quads {
+        let mut bv = [_mm256_setzero_si256(); 4];
+        for (q, bv) in bv.iter_mut().enumerate() {
+            // SAFETY: a widened quad is 64 int16 = 4 ymm.
+            *bv = unsafe { _mm256_load_si256(b.add(g * QUAD + 16 * q).cast()) };
+        }
+        for r in 0..R {
+            // SAFETY: int16 `4g .. 4g + 4` of a widened row are below `kp`.
+            let av = _mm256_set1_epi64x(unsafe { a[r].add(4 * g).cast::<i64>().read_unaligned() });
+            for q in 0..4 {
+                acc[r][q] = _mm256_add_epi32(acc[r][q], _mm256_madd_epi16(av, bv[q]));
+            }
+        }
+    }
+    // SAFETY: block `nb` is in the part.
+    let ep = unsafe { BlockEp::new(p, nb) };
+    for (r, acc) in acc.into_iter().enumerate() {
+        // acc[q] holds columns 4q .. 4q + 4 as two adjacent pair sums each; hadd adds them but
+        // interleaves 128-bit lanes ([c0 c1 c4 c5 | c2 c3 c6 c7]), which the permute undoes.
+        let cols = |x, y| _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_hadd_epi32(x, y));
+        // SAFETY: row `i0 + r` is in the part.
+        unsafe { ep.store([cols(acc[0], acc[1]), cols(acc[2], acc[3])], i0 + r, p.out) };
+    }
+}
+
+pub(crate) const PEAK_SATURATING: PeakLoop =
+    PeakLoop { instructions: SATURATING, macs_per_iter: 4 * 32, run: peak_saturating };
+pub(crate) const PEAK_EXACT: PeakLoop =
+    PeakLoop { instructions: "vpmaddwd + vpaddd ymm", macs_per_iter: 8 * 16, run: peak_exact };
+
+/// 4 independent saturating steps per iteration (8 are no faster: the multiply ports are full).
+///
+/// # Safety
+/// The CPU has AVX2.
+#[target_feature(enable = "avx2")]
+unsafe fn peak_saturating(iters: u64) {
+    // SAFETY: reads the static operands; every register written is declared clobbered.
+    unsafe {
+        asm!(
+            "vpcmpeqw ymm13, ymm13, ymm13",
+            "vpabsw ymm13, ymm13",
+            "vmovdqa ymm14, [{p}]",
+            "vmovdqa ymm15, [{p} + 32]",
+            "2:",
+            "vpmaddubsw ymm0, ymm14, ymm15", "vpmaddubsw ymm1, ymm14, ymm15",
+            "vpmaddubsw ymm2, ymm14, ymm15", "vpmaddubsw ymm3, ymm14, ymm15",
+            "vpmaddwd ymm0, ymm0, ymm13", "vpmaddwd ymm1, ymm1, ymm13",
+            "vpmaddwd ymm2, ymm2, ymm13", "vpmaddwd ymm3, ymm3, ymm13",
+            "vpaddd ymm4, ymm4, ymm0", "vpaddd ymm5, ymm5, ymm1",
+            "vpaddd ymm6, ymm6, ymm2", "vpaddd ymm7, ymm7, ymm3",
+            "dec {n}",
+            "jnz 2b",
+            n = inout(reg) iters.max(1) => _,
+            p = in(reg) PEAK_OPERANDS.0.as_ptr(),
+            out("ymm0") _, out("ymm1") _, out("ymm2") _, out("ymm3") _, out("ymm4") _, out("ymm5") _,
+            out("ymm6") _, out("ymm7") _, out("ymm13") _, out("ymm14") _, out("ymm15") _,
+            options(nostack, readonly),
+        );
+    }
+}
+
+/// 8 independent exact steps (`vpmaddwd` into a temporary, `vpaddd` into an accumulator).
+///
+/// # Safety
+/// The CPU has AVX2.
+#[target_feature(enable = "avx2")]
+unsafe fn peak_exact(iters: u64) {
+    // SAFETY: reads the static operands; every register written is declared clobbered.
+    unsafe {
+        asm!(
+            "vmovdqa ymm14, [{p}]",
+            "vmovdqa ymm15, [{p} + 32]",
+            "2:",
+            "vpmaddwd ymm0, ymm14, ymm15", "vpmaddwd ymm1, ymm14, ymm15",
+            "vpmaddwd ymm2, ymm14, ymm15", "vpmaddwd ymm3, ymm14, ymm15",
+            "vpmaddwd ymm8, ymm14, ymm15", "vpmaddwd ymm9, ymm14, ymm15",
+            "vpmaddwd ymm10, ymm14, ymm15", "vpmaddwd ymm11, ymm14, ymm15",
+            "vpaddd ymm4, ymm4, ymm0", "vpaddd ymm5, ymm5, ymm1",
+            "vpaddd ymm6, ymm6, ymm2", "vpaddd ymm7, ymm7, ymm3",
+            "vpaddd ymm4, ymm4, ymm8", "vpaddd ymm5, ymm5, ymm9",
+            "vpaddd ymm6, ymm6, ymm10", "vpaddd ymm7, ymm7, ymm11",
+            "dec {n}",
+            "jnz 2b",
+            n = inout(reg) iters.max(1) => _,
+            p = in(reg) PEAK_OPERANDS.0.as_ptr(),
+            out("ymm0") _, out("ymm1") _, out("ymm2") _, out("ymm3") _, out("ymm4") _, out("ymm5") _,
+            out("ymm6") _, out("ymm7") _, out("ymm8") _, out("ymm9") _, out("ymm10") _, out("ymm11") _,
+            out("ymm14") _, out("ymm15") _,
+            options(nostack, readonly),
+        );
+    }
+}

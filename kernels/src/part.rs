@@ -1,0 +1,232 @@
+//! A checked piece of a product: the unit every kernel computes, and what threads share out.
+//!
+//! The safe entry points ([`crate::Kernels::gemm`], [`crate::Kernels::gemm_region`],
+//! [`crate::Kernels::split`]) check every length here, once, and then hand kernels a [`Part`]
+//! whose output is a raw pointer. That pointer is what lets two threads write different columns
+//! of the same rows at once; it is safe because the parts of one product never overlap and
+//! borrow the output mutably for as long as they live.
+
+use std::marker::PhantomData;
+use std::ops::Range;
+
+use crate::pack::N_BLOCK;
+use crate::{Epilogue, Output, PackedB, QuantizedA, Scale, ShapeError};
+
+/// Where results go, as a raw pointer (see the module doc).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Out {
+    F32 { ptr: *mut f32, stride: usize },
+    U8 { ptr: *mut u8, stride: usize, scale: f32 },
+}
+
+/// Rows `rows` and column blocks `blocks` (of [`N_BLOCK`] columns) of one product.
+///
+/// Invariants, established by [`Part::new`] and [`Part::sub`]: `a` holds every row in `rows`
+/// with `b.k_padded()` readable bytes each; the epilogue's vectors hold at least `b.n()` entries
+/// (row scales: every row in `rows`); the output holds every element `(i, j)` with `i` in
+/// `rows` and `j < b.n()`, and no other live part writes the same elements.
+pub(crate) struct Part<'t> {
+    pub a: QuantizedA<'t>,
+    pub b: &'t PackedB,
+    pub ep: Epilogue<'t>,
+    pub out: Out,
+    pub rows: Range<usize>,
+    pub blocks: Range<usize>,
+    _out: PhantomData<&'t mut [u8]>,
+}
+
+impl<'t> Part<'t> {
+    /// Checks a whole product and returns it as one part.
+    pub fn new(
+        a: &QuantizedA<'t>,
+        b: &'t PackedB,
+        ep: &Epilogue<'t>,
+        out: &'t mut Output<'_>,
+    ) -> Result<Part<'t>, ShapeError> {
+        check(a, b, ep, out)?;
+        let out = match out {
+            Output::F32 { data, stride } => Out::F32 { ptr: data.as_mut_ptr(), stride: *stride },
+            Output::U8 { data, stride, scale } => Out::U8 { ptr: data.as_mut_ptr(), stride: *stride, scale: *scale },
+        };
+        Ok(Part { a: *a, b, ep: *ep, out, rows: 0..a.rows, blocks: 0..b.n_padded() / N_BLOCK, _out: PhantomData })
+    }
+
+    /// The part of `self` in rows `rows` and column blocks `blocks` (both inside `self`'s).
+    /// Callers keep the pieces of one product disjoint and drop the whole they were cut from.
+    fn sub(&self, rows: Range<usize>, blocks: Range<usize>) -> Part<'t> {
+        debug_assert!(self.rows.start <= rows.start && rows.end <= self.rows.end);
+        debug_assert!(self.blocks.start <= blocks.start && blocks.end <= self.blocks.end);
+        Part { a: self.a, b: self.b, ep: self.ep, out: self.out, rows, blocks, _out: PhantomData }
+    }
+
+    /// Restricts the part to a rectangle given in output columns.
+    pub fn region(self, rows: Range<usize>, cols: Range<usize>) -> Result<Part<'t>, ShapeError> {
+        let n = self.b.n();
+        let bad = rows.start > rows.end
+            || rows.end > self.a.rows
+            || cols.start > cols.end
+            || cols.end > n
+            || !cols.start.is_multiple_of(N_BLOCK)
+            || !(cols.end.is_multiple_of(N_BLOCK) || cols.end == n);
+        if bad {
+            return Err(ShapeError::Region { rows, cols, m: self.a.rows, n, block: N_BLOCK });
+        }
+        let blocks = cols.start / N_BLOCK..cols.end.div_ceil(N_BLOCK);
+        Ok(self.sub(rows, blocks))
+    }
+
+    /// Output columns this part writes.
+    pub fn cols(&self) -> Range<usize> {
+        let n = self.b.n();
+        (self.blocks.start * N_BLOCK).min(n)..(self.blocks.end * N_BLOCK).min(n)
+    }
+
+    /// Splits into at most `parts` pieces along one axis, each a multiple of `grain` rows or
+    /// blocks except the last.
+    pub fn split(self, how: Split, row_grain: usize, block_grain: usize) -> Vec<Part<'t>> {
+        let (row_parts, col_parts) = match how {
+            Split::Rows(p) => (p, 1),
+            Split::Columns(p) => (1, p),
+            Split::Grid { rows, cols } => (rows, cols),
+        };
+        let mut parts = Vec::new();
+        for rows in ranges(self.rows.clone(), row_parts, row_grain) {
+            for blocks in ranges(self.blocks.clone(), col_parts, block_grain) {
+                parts.push(self.sub(rows.clone(), blocks));
+            }
+        }
+        parts
+    }
+}
+
+/// `range` cut into at most `parts` near-equal pieces whose lengths are multiples of `grain`
+/// (except the last). Empty pieces are dropped; an empty range gives one empty piece.
+fn ranges(range: Range<usize>, parts: usize, grain: usize) -> Vec<Range<usize>> {
+    let len = range.len();
+    let grains = len.div_ceil(grain.max(1));
+    let parts = parts.clamp(1, grains.max(1));
+    let mut out = Vec::with_capacity(parts);
+    let mut start = range.start;
+    for p in 0..parts {
+        // Grains are dealt out evenly, the first pieces taking one more when they do not divide.
+        let take = grains / parts + usize::from(p < grains % parts);
+        let end = (start + take * grain.max(1)).min(range.end);
+        out.push(start..end);
+        start = end;
+    }
+    if let Some(last) = out.last_mut() {
+        last.end = range.end;
+    }
+    out
+}
+
+/// How [`crate::Kernels::split`] shares a product out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Split {
+    /// Contiguous row ranges: throughput with many rows; each part reads all of `B`.
+    Rows(usize),
+    /// Contiguous column ranges: latency with few rows; each part reads its own slice of `B`.
+    Columns(usize),
+    /// `rows × cols` rectangles.
+    Grid { rows: usize, cols: usize },
+}
+
+/// One rectangle of a product, ready to run on any thread. Made by [`crate::Kernels::split`];
+/// the tasks of one product write disjoint parts of its output.
+pub struct GemmTask<'t> {
+    pub(crate) kernel: crate::dispatch::PartFn,
+    pub(crate) part: Part<'t>,
+}
+
+// SAFETY: a task holds shared references to `Sync` data (activations, weights, epilogue vectors)
+// and a raw pointer to an output region that no other task of the same product touches; the
+// output stays mutably borrowed for the task's lifetime `'t`, so sending the task to another
+// thread cannot create a second writer.
+unsafe impl Send for GemmTask<'_> {}
+
+impl GemmTask<'_> {
+    /// Computes this rectangle.
+    pub fn run(self) {
+        // SAFETY: `kernel` comes from a table built only for instruction sets this CPU runs
+        // (dispatch checks before filling it), and `part` was checked by `Part::new` and only
+        // narrowed since, so every read and write it implies is in bounds and unshared.
+        unsafe { (self.kernel)(&self.part) }
+    }
+
+    /// Output rows this task writes.
+    pub fn rows(&self) -> Range<usize> {
+        self.part.rows.clone()
+    }
+
+    /// Output columns this task writes.
+    pub fn cols(&self) -> Range<usize> {
+        self.part.cols()
+    }
+}
+
+impl std::fmt::Debug for GemmTask<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GemmTask").field("rows", &self.rows()).field("cols", &self.cols()).finish()
+    }
+}
+
+fn check(a: &QuantizedA, b: &PackedB, ep: &Epilogue, out: &Output) -> Result<(), ShapeError> {
+    let (kp, n, rows) = (b.k_padded(), b.n(), a.rows);
+    if a.stride < kp {
+        return Err(ShapeError::Stride { stride: a.stride, k_padded: kp });
+    }
+    let need = if rows == 0 { 0 } else { (rows - 1) * a.stride + kp };
+    if a.data.len() < need {
+        return Err(ShapeError::Activations { rows, stride: a.stride, len: a.data.len(), need });
+    }
+    let vec = |what: &'static str, len: usize, need: usize| {
+        if len < need { Err(ShapeError::Vector { what, len, need }) } else { Ok(()) }
+    };
+    if let Some(z) = ep.zero_fix {
+        vec("zero fix", z.len(), n)?;
+    }
+    if let Some(bias) = ep.bias {
+        vec("bias", bias.len(), n)?;
+    }
+    match ep.scale {
+        Scale::Uniform(_) => {}
+        Scale::Columns(c) => vec("column scales", c.len(), n)?,
+        Scale::RowsColumns { rows: r, cols } => {
+            vec("row scales", r.len(), rows)?;
+            vec("column scales", cols.len(), n)?;
+        }
+    }
+    let (len, stride) = match out {
+        Output::F32 { data, stride } => (data.len(), *stride),
+        Output::U8 { data, stride, .. } => (data.len(), *stride),
+    };
+    let need = if rows == 0 { 0 } else { (rows - 1) * stride + n };
+    if stride < n || len < need {
+        return Err(ShapeError::Output { rows, stride, len, need });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_cover_in_grains() {
+        assert_eq!(ranges(0..64, 2, 16), vec![0..32, 32..64]);
+        assert_eq!(ranges(0..70, 3, 16), vec![0..32, 32..64, 64..70]);
+        assert_eq!(ranges(0..5, 8, 16), vec![0..5]);
+        assert_eq!(ranges(3..3, 4, 1), vec![3..3]);
+        assert_eq!(ranges(2..9, 3, 1), vec![2..5, 5..7, 7..9]);
+        for (len, parts, grain) in [(100, 7, 3), (1, 1, 1), (257, 4, 32), (2000, 2, 2)] {
+            let r = ranges(0..len, parts, grain);
+            assert!(r.len() <= parts);
+            assert_eq!(r.first().unwrap().start, 0);
+            assert_eq!(r.last().unwrap().end, len);
+            for w in r.windows(2) {
+                assert_eq!(w[0].end, w[1].start);
+                assert!(w[0].len().is_multiple_of(grain));
+            }
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! AVX2 pieces shared by the avx2 and avx_vnni kernels: the fused epilogue on one block of 16
+//! columns (two ymm of int32 accumulators) and activation quantization.
+//!
+//! The float steps are [`crate::scalar::epilogue_one`]'s lane by lane, for the reasons given in
+//! `zmm.rs`. AVX2 has no masked loads of bytes, so the tail block goes through padded copies.
+
+use std::arch::x86_64::*;
+
+use crate::Scale;
+use crate::pack::N_BLOCK;
+use crate::part::{Out, Part};
+
+/// The epilogue's column vectors for one block (columns 0–7 and 8–15), loaded once.
+pub(crate) struct BlockEp<'a> {
+    j0: usize,
+    valid: usize,
+    zero_fix: Option<[__m256i; 2]>,
+    scale: [__m256; 2],
+    row_scales: Option<&'a [f32]>,
+    bias: Option<[__m256; 2]>,
+    relu: bool,
+}
+
+/// 16 entries of `v` from `j0`, zero past its end.
+fn padded<T: Copy + Default>(v: &[T], j0: usize) -> [T; N_BLOCK] {
+    let mut out = [T::default(); N_BLOCK];
+    let end = v.len().min(j0 + N_BLOCK);
+    out[..end - j0].copy_from_slice(&v[j0..end]);
+    out
+}
+
+impl<'a> BlockEp<'a> {
+    /// # Safety
+    /// `p` satisfies [`Part`]'s invariants and `nb` is one of its blocks (the CPU has AVX2).
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub unsafe fn new(p: &Part<'a>, nb: usize) -> BlockEp<'a> {
+        let j0 = nb * N_BLOCK;
+        let valid = (p.b.n() - j0).min(N_BLOCK);
+        let f = |v: &[f32]| {
+            let v = padded(v, j0);
+            // SAFETY: `v` is a 16-element array.
+            unsafe { [_mm256_loadu_ps(v.as_ptr()), _mm256_loadu_ps(v.as_ptr().add(8))] }
+        };
+        let zero_fix = p.ep.zero_fix.map(|z| {
+            let z = padded(z, j0);
+            // SAFETY: `z` is a 16-element array.
+            unsafe { [_mm256_loadu_si256(z.as_ptr().cast()), _mm256_loadu_si256(z.as_ptr().add(8).cast())] }
+        });
+        let (scale, row_scales) = match p.ep.scale {
+            Scale::Uniform(s) => ([_mm256_set1_ps(s); 2], None),
+            Scale::Columns(c) => (f(c), None),
+            Scale::RowsColumns { rows, cols } => (f(cols), Some(rows)),
+        };
+        BlockEp { j0, valid, zero_fix, scale, row_scales, bias: p.ep.bias.map(f), relu: p.ep.relu }
+    }
+
+    /// Finishes row `i` of the block from its accumulators (columns 0–7, 8–15) and writes it.
+    ///
+    /// # Safety
+    /// The CPU has AVX2; `out` is the output of the part this was made from, `i` one of its rows.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub unsafe fn store(&self, acc: [__m256i; 2], i: usize, out: Out) {
+        let mut x = [_mm256_setzero_ps(); 2];
+        for h in 0..2 {
+            let a = match self.zero_fix {
+                Some(z) => _mm256_sub_epi32(acc[h], z[h]),
+                None => acc[h],
+            };
+            let scale = match self.row_scales {
+                Some(rows) => _mm256_mul_ps(_mm256_set1_ps(rows[i]), self.scale[h]),
+                None => self.scale[h],
+            };
+            x[h] = _mm256_mul_ps(_mm256_cvtepi32_ps(a), scale);
+            if let Some(b) = self.bias {
+                x[h] = _mm256_add_ps(x[h], b[h]);
+            }
+            if self.relu {
+                x[h] = _mm256_max_ps(x[h], _mm256_setzero_ps());
+            }
+        }
+        match out {
+            Out::F32 { ptr, stride } => {
+                // SAFETY: the output holds row `i`, columns `j0 .. j0 + valid`.
+                let dst = unsafe { ptr.add(i * stride + self.j0) };
+                if self.valid == N_BLOCK {
+                    // SAFETY: 16 writable floats at `dst`.
+                    unsafe {
+                        _mm256_storeu_ps(dst, x[0]);
+                        _mm256_storeu_ps(dst.add(8), x[1]);
+                    }
+                } else {
+                    let mut tmp = [0f32; N_BLOCK];
+                    // SAFETY: `tmp` holds 16 floats; `valid` writable floats at `dst`.
+                    unsafe {
+                        _mm256_storeu_ps(tmp.as_mut_ptr(), x[0]);
+                        _mm256_storeu_ps(tmp.as_mut_ptr().add(8), x[1]);
+                        std::ptr::copy_nonoverlapping(tmp.as_ptr(), dst, self.valid);
+                    }
+                }
+            }
+            Out::U8 { ptr, stride, scale } => {
+                let q = quantize16(x, _mm256_set1_ps(scale));
+                // SAFETY: the output holds row `i`, columns `j0 .. j0 + valid`.
+                let dst = unsafe { ptr.add(i * stride + self.j0) };
+                if self.valid == N_BLOCK {
+                    // SAFETY: 16 writable bytes at `dst`.
+                    unsafe { _mm_storeu_si128(dst.cast(), q) };
+                } else {
+                    let mut tmp = [0u8; N_BLOCK];
+                    // SAFETY: `tmp` holds 16 bytes; `valid` writable bytes at `dst`.
+                    unsafe {
+                        _mm_storeu_si128(tmp.as_mut_ptr().cast(), q);
+                        std::ptr::copy_nonoverlapping(tmp.as_ptr(), dst, self.valid);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// [`crate::scalar::quantize_one`] on 16 lanes (two ymm), packed to 16 bytes in order.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn quantize16(x: [__m256; 2], scale: __m256) -> __m128i {
+    // See zmm.rs: cvtps2dq already behaves as the reference emulates; one clamp to [−127, 127].
+    let q = |x| {
+        let i = _mm256_cvtps_epi32(_mm256_mul_ps(x, scale));
+        let i = _mm256_max_epi32(_mm256_min_epi32(i, _mm256_set1_epi32(127)), _mm256_set1_epi32(-127));
+        _mm256_add_epi32(i, _mm256_set1_epi32(127))
+    };
+    // packs interleaves 128-bit lanes: [a0..3 b0..3 a4..7 b4..7]; the permute puts them in order.
+    let w = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packs_epi32(q(x[0]), q(x[1])));
+    _mm_packus_epi16(_mm256_castsi256_si128(w), _mm256_extracti128_si256::<1>(w))
+}
+
+/// [`crate::scalar::quantize`], 16 values per step, the tail through a padded copy.
+///
+/// # Safety
+/// The CPU has AVX2; `dst` is at least as long as `src`.
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn quantize(src: &[f32], scale: f32, dst: &mut [u8]) {
+    let s = _mm256_set1_ps(scale);
+    let mut i = 0;
+    while i + 16 <= src.len() {
+        // SAFETY: 16 floats readable at `src[i..]`, 16 bytes writable at `dst[i..]`.
+        unsafe {
+            let x = [_mm256_loadu_ps(src.as_ptr().add(i)), _mm256_loadu_ps(src.as_ptr().add(i + 8))];
+            _mm_storeu_si128(dst.as_mut_ptr().add(i).cast(), quantize16(x, s));
+        }
+        i += 16;
+    }
+    if i < src.len() {
+        let tail = padded(src, i);
+        let mut out = [0u8; 16];
+        // SAFETY: both are 16-element arrays.
+        unsafe {
+            let x = [_mm256_loadu_ps(tail.as_ptr()), _mm256_loadu_ps(tail.as_ptr().add(8))];
+            _mm_storeu_si128(out.as_mut_ptr().cast(), quantize16(x, s));
+        }
+        dst[i..src.len()].copy_from_slice(&out[..src.len() - i]);
+    }
+}

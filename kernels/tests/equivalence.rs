@@ -1,0 +1,381 @@
+//! Every kernel this CPU runs equals the scalar reference bit for bit: products in both
+//! arithmetics with every epilogue, regions and thread splits, and activation quantization.
+//!
+//! `RESEAM_TEST_REQUIRE_ISA=avx512vnni,amx` makes the run fail when a listed instruction set is
+//! not usable here, so a machine that should test AMX cannot silently test less.
+
+use std::io::Write;
+
+use proptest::prelude::*;
+use reseam_kernels::pack::N_BLOCK;
+use reseam_kernels::{Arithmetic, Epilogue, Isa, Kernels, Output, PackedB, QuantizedA, Scale, Split, scalar};
+
+const ARITHMETICS: [Arithmetic; 2] = [Arithmetic::Exact, Arithmetic::Saturating];
+
+/// What the output holds where a product must not write.
+const UNTOUCHED_F32: f32 = -7.25;
+const UNTOUCHED_U8: u8 = 0xAB;
+
+/// A small deterministic generator, so a failing case is reproduced by its seed alone.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn f32_in(&mut self, lo: f32, hi: f32) -> f32 {
+        lo + (hi - lo) * (self.below(1 << 24) as f32 / (1 << 24) as f32)
+    }
+}
+
+/// How values are drawn: spread evenly, or piled at the extremes so that `maddubs` pairs
+/// saturate often.
+#[derive(Clone, Copy, Debug)]
+enum Values {
+    Uniform,
+    Extremes,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum ScaleKind {
+    Uniform,
+    Columns,
+    RowsColumns,
+}
+
+#[derive(Clone, Debug)]
+struct Case {
+    m: usize,
+    k: usize,
+    n: usize,
+    /// Extra activation bytes per row beyond `k_padded`, and extra output elements per row.
+    a_pad: usize,
+    out_pad: usize,
+    values: Values,
+    zero_fix: bool,
+    scale: ScaleKind,
+    bias: bool,
+    relu: bool,
+    u8_out: bool,
+    seed: u64,
+}
+
+/// Everything one product needs, owned.
+struct Data {
+    a: Vec<u8>,
+    stride: usize,
+    b: PackedB,
+    zero_fix: Vec<i32>,
+    col_scales: Vec<f32>,
+    row_scales: Vec<f32>,
+    bias: Vec<f32>,
+    out_scale: f32,
+}
+
+impl Case {
+    fn data(&self) -> Data {
+        let mut rng = Rng(self.seed | 1);
+        let bt: Vec<i8> = (0..self.k * self.n)
+            .map(|_| match self.values {
+                Values::Uniform => rng.next() as i8,
+                Values::Extremes => [127, -128, -127, 126, 0, 1][rng.below(6) as usize],
+            })
+            .collect();
+        let b = PackedB::from_transposed(&bt, self.k, self.n);
+        let stride = b.k_padded() + self.a_pad;
+        // Bytes past `k` (and the padding) are arbitrary: they meet zero weights.
+        let a: Vec<u8> = (0..self.m * stride)
+            .map(|_| match self.values {
+                Values::Uniform => rng.next() as u8,
+                Values::Extremes => [255, 254, 253, 0, 1, 127][rng.below(6) as usize],
+            })
+            .collect();
+        let zero_fix = (0..self.n).map(|j| b.col_sums()[j].wrapping_mul(127) ^ (rng.below(3) as i32)).collect();
+        let col_scales = (0..self.n).map(|_| rng.f32_in(-1e-3, 1e-3)).collect();
+        let row_scales = (0..self.m).map(|_| rng.f32_in(0.0, 4.0)).collect();
+        let bias = (0..self.n).map(|_| rng.f32_in(-20.0, 20.0)).collect();
+        Data { a, stride, b, zero_fix, col_scales, row_scales, bias, out_scale: rng.f32_in(0.5, 60.0) }
+    }
+}
+
+impl Data {
+    fn qa(&self, m: usize) -> QuantizedA<'_> {
+        QuantizedA { data: &self.a, rows: m, stride: self.stride }
+    }
+
+    fn epilogue(&self, c: &Case) -> Epilogue<'_> {
+        Epilogue {
+            zero_fix: c.zero_fix.then_some(&self.zero_fix[..]),
+            scale: match c.scale {
+                // Marian's own uniform multiplier is about 1/(qA·qB) ≈ 1e-4.
+                ScaleKind::Uniform => Scale::Uniform(1.25e-4),
+                ScaleKind::Columns => Scale::Columns(&self.col_scales),
+                ScaleKind::RowsColumns => Scale::RowsColumns { rows: &self.row_scales, cols: &self.col_scales },
+            },
+            bias: c.bias.then_some(&self.bias[..]),
+            relu: c.relu,
+        }
+    }
+}
+
+/// An output buffer, pre-filled with the untouched marker.
+enum Buf {
+    F32(Vec<f32>),
+    U8(Vec<u8>),
+}
+
+impl Buf {
+    fn new(c: &Case) -> (Buf, usize) {
+        let stride = c.n + c.out_pad;
+        let len = c.m * stride;
+        (if c.u8_out { Buf::U8(vec![UNTOUCHED_U8; len]) } else { Buf::F32(vec![UNTOUCHED_F32; len]) }, stride)
+    }
+
+    fn output(&mut self, stride: usize, scale: f32) -> Output<'_> {
+        match self {
+            Buf::F32(d) => Output::F32 { data: d, stride },
+            Buf::U8(d) => Output::U8 { data: d, stride, scale },
+        }
+    }
+
+    /// Element bits; NaN payloads are not part of the contract (an add may pick either NaN
+    /// operand's), so every NaN reads the same.
+    fn bits(&self) -> Vec<u32> {
+        match self {
+            Buf::F32(d) => d.iter().map(|x| if x.is_nan() { u32::MAX } else { x.to_bits() }).collect(),
+            Buf::U8(d) => d.iter().map(|&x| x as u32).collect(),
+        }
+    }
+}
+
+fn reference(c: &Case, d: &Data, arith: Arithmetic) -> Vec<u32> {
+    let (mut buf, stride) = Buf::new(c);
+    let mut out = buf.output(stride, d.out_scale);
+    let ep = d.epilogue(c);
+    match arith {
+        Arithmetic::Exact => scalar::gemm_exact(&d.qa(c.m), &d.b, &ep, &mut out),
+        Arithmetic::Saturating => scalar::gemm_saturating(&d.qa(c.m), &d.b, &ep, &mut out),
+    }
+    buf.bits()
+}
+
+fn first_difference(want: &[u32], got: &[u32], stride: usize) -> Option<String> {
+    let at = want.iter().zip(got).position(|(w, g)| w != g)?;
+    Some(format!(
+        "first difference at row {}, column {}: want {:#x}, got {:#x}",
+        at / stride,
+        at % stride,
+        want[at],
+        got[at]
+    ))
+}
+
+/// Checks every table against the reference on one case: whole products, a region, and a
+/// split run on threads.
+fn check_case(c: &Case) -> Result<(), TestCaseError> {
+    let d = c.data();
+    for arith in ARITHMETICS {
+        let want = reference(c, &d, arith);
+        for k in Kernels::candidates() {
+            let (mut buf, stride) = Buf::new(c);
+            k.gemm(arith, &d.qa(c.m), &d.b, &d.epilogue(c), &mut buf.output(stride, d.out_scale)).unwrap();
+            if let Some(diff) = first_difference(&want, &buf.bits(), stride) {
+                return Err(TestCaseError::fail(format!("{} {} on {c:?}: {diff}", k.name(), arith.name())));
+            }
+
+            // A region: everything outside stays untouched, everything inside is the reference's.
+            let blocks = c.n.div_ceil(N_BLOCK);
+            let (c0, c1) = (c.seed as usize % blocks, blocks - (c.seed as usize >> 8) % blocks);
+            let cols = (c0.min(c1) * N_BLOCK).min(c.n)..(c0.max(c1) * N_BLOCK).min(c.n);
+            let rows = (c.seed as usize >> 16) % c.m..c.m - (c.seed as usize >> 24) % (c.m / 2 + 1);
+            let rows = rows.start.min(rows.end)..rows.end;
+            let (mut buf, stride) = Buf::new(c);
+            let region = (rows.clone(), cols.clone());
+            k.gemm_region(arith, &d.qa(c.m), &d.b, &d.epilogue(c), &mut buf.output(stride, d.out_scale), rows, cols)
+                .unwrap();
+            let got = buf.bits();
+            let marker = if c.u8_out { UNTOUCHED_U8 as u32 } else { UNTOUCHED_F32.to_bits() };
+            for (at, (&w, &g)) in want.iter().zip(&got).enumerate() {
+                let (i, j) = (at / stride, at % stride);
+                let inside = region.0.contains(&i) && region.1.contains(&j);
+                let expect = if inside { w } else { marker };
+                prop_assert_eq!(
+                    g,
+                    expect,
+                    "{} {} region {:?} at ({}, {}) on {:?}",
+                    k.name(),
+                    arith.name(),
+                    region,
+                    i,
+                    j,
+                    c
+                );
+            }
+
+            // A split run on threads covers the product exactly once.
+            let how = match c.seed % 3 {
+                0 => Split::Rows(1 + (c.seed as usize >> 4) % 4),
+                1 => Split::Columns(1 + (c.seed as usize >> 4) % 4),
+                _ => Split::Grid { rows: 2, cols: 3 },
+            };
+            let (mut buf, stride) = Buf::new(c);
+            let ep = d.epilogue(c);
+            let qa = d.qa(c.m);
+            let mut out = buf.output(stride, d.out_scale);
+            let tasks = k.split(arith, &qa, &d.b, &ep, &mut out, how).unwrap();
+            std::thread::scope(|s| {
+                for t in tasks {
+                    s.spawn(move || t.run());
+                }
+            });
+            if let Some(diff) = first_difference(&want, &buf.bits(), stride) {
+                return Err(TestCaseError::fail(format!(
+                    "{} {} split {how:?} on {c:?}: {diff}",
+                    k.name(),
+                    arith.name()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn case(
+    m: impl Strategy<Value = usize>,
+    k: impl Strategy<Value = usize>,
+    n: impl Strategy<Value = usize>,
+) -> impl Strategy<Value = Case> {
+    let scale = prop_oneof![Just(ScaleKind::Uniform), Just(ScaleKind::Columns), Just(ScaleKind::RowsColumns)];
+    let values = prop_oneof![Just(Values::Uniform), Just(Values::Extremes)];
+    (m, k, n, 0..3usize, 0..3usize, values, any::<[bool; 4]>(), scale, any::<bool>(), any::<u64>()).prop_map(
+        |(m, k, n, a_pad, out_pad, values, [zero_fix, bias, relu, u8_out], scale, _, seed)| Case {
+            m,
+            k,
+            n,
+            a_pad: a_pad * 7,
+            out_pad: out_pad * 5,
+            values,
+            zero_fix,
+            scale,
+            bias,
+            relu,
+            u8_out,
+            seed,
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    /// Ragged sizes: K and N off every vector width, tails, M = 1 and M past AMX's 32-row step.
+    #[test]
+    fn kernels_equal_reference_on_awkward_shapes(c in case(1..=40usize, 1..=200usize, 1..=70usize)) {
+        check_case(&c)?;
+    }
+
+    /// The models' inner dimensions (256/384/512, FFN 1536/2048) with few rows.
+    #[test]
+    fn kernels_equal_reference_on_model_inner_dims(
+        c in case(prop_oneof![Just(1usize), Just(8), 2..=20usize], prop_oneof![Just(256usize), Just(384), Just(512), Just(1536), Just(2048)], 1..=48usize)
+    ) {
+        check_case(&c)?;
+    }
+}
+
+/// Whole model shapes, once each, with every epilogue switched on in turn.
+#[test]
+fn kernels_equal_reference_on_model_shapes() {
+    let shapes = [(256, 768), (384, 1536), (512, 2048), (2048, 512), (1536, 384), (512, 1200), (256, 32000)];
+    for (t, (k, n)) in shapes.into_iter().enumerate() {
+        let m = if n > 4000 { 1 } else { [1, 8, 33][t % 3] };
+        let c = Case {
+            m,
+            k,
+            n,
+            a_pad: 0,
+            out_pad: 0,
+            values: if t % 2 == 0 { Values::Uniform } else { Values::Extremes },
+            zero_fix: t % 2 == 1,
+            scale: [ScaleKind::Uniform, ScaleKind::Columns, ScaleKind::RowsColumns][t % 3],
+            bias: t % 3 != 1,
+            relu: t % 2 == 0,
+            u8_out: t % 3 == 2,
+            seed: 0x9E37_79B9_7F4A_7C15 ^ t as u64,
+        };
+        check_case(&c).unwrap_or_else(|e| panic!("{k}×{n}: {e}"));
+    }
+}
+
+/// Floats that exercise rounding and `cvtps2dq`'s saturation: ties, NaN, infinities, values past
+/// int32, negative zero, denormals.
+fn awkward_f32() -> impl Strategy<Value = f32> {
+    prop_oneof![
+        -300.0f32..300.0,
+        (-600i32..600).prop_map(|h| h as f32 * 0.5),
+        Just(f32::NAN),
+        Just(f32::INFINITY),
+        Just(f32::NEG_INFINITY),
+        Just(3.0e9f32),
+        Just(-3.0e9f32),
+        Just(2_147_483_520.0f32),
+        Just(-2_147_483_648.0f32),
+        Just(-0.0f32),
+        Just(1e-40f32),
+        any::<f32>(),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn quantize_equals_reference(src in prop::collection::vec(awkward_f32(), 0..100), scale in prop_oneof![Just(1.0f32), 0.01f32..200.0, Just(f32::NAN)]) {
+        let mut want = vec![0u8; src.len()];
+        scalar::quantize(&src, scale, &mut want);
+        for k in Kernels::candidates() {
+            let mut got = vec![0u8; src.len() + 3];
+            k.quantize(&src, scale, &mut got);
+            prop_assert_eq!(&got[..src.len()], &want[..], "{}", k.name());
+            prop_assert_eq!(&got[src.len()..], &[0u8; 3][..], "{} wrote past the source length", k.name());
+        }
+    }
+}
+
+/// Names which instruction sets these tests ran and which they skipped (and why), and fails
+/// when `RESEAM_TEST_REQUIRE_ISA` lists one that is not usable.
+#[test]
+fn report_and_require_isas() {
+    let mut note = String::from("kernel equivalence tests:\n");
+    for k in Kernels::candidates() {
+        note += &format!(
+            "  ran     {:<22} exact: {}; saturating: {}\n",
+            k.name(),
+            k.describe_arithmetic(Arithmetic::Exact),
+            k.describe_arithmetic(Arithmetic::Saturating)
+        );
+    }
+    for (isa, usable) in Kernels::availability() {
+        if let Err(why) = usable {
+            note += &format!("  skipped {:<22} {why}\n", isa.name());
+        }
+    }
+    // Written to stderr directly so that it shows without --nocapture.
+    let _ = std::io::stderr().write_all(note.as_bytes());
+
+    let required = std::env::var("RESEAM_TEST_REQUIRE_ISA").unwrap_or_default();
+    let mut missing = Vec::new();
+    for name in required.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let isa = Isa::parse(name).unwrap_or_else(|| panic!("RESEAM_TEST_REQUIRE_ISA lists unknown ISA {name:?}"));
+        if let Err(why) = isa.usable() {
+            missing.push(format!("{name}: {why}"));
+        }
+    }
+    assert!(missing.is_empty(), "RESEAM_TEST_REQUIRE_ISA={required} but not usable here: {}", missing.join("; "));
+}

@@ -1,0 +1,3 @@
+//! Benchmarks behind the `bench-*` subcommands.
+
+pub mod gemm;
