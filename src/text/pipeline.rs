@@ -17,7 +17,9 @@ pub struct Options {
     pub target_lang: String,
     /// Send everything to the translator: no links, e-mail addresses, emoji, mentions or
     /// hashtags are kept out or restored. Lines, spacing, sentence splitting, long-sentence
-    /// cutting and cleaning stay, so the output compares line for line with other engines'.
+    /// cutting and cleaning stay, so the output compares line for line with other engines'. The
+    /// translations are used as the translator gives them, spacing at their ends included
+    /// (only line breaks become spaces).
     pub raw: bool,
     /// Split lines into sentences (Firefox, and Bergamot's `ssplit-mode: paragraph`). Off, each
     /// line (or run between links) is one sentence, as Marian's command line and Bergamot's
@@ -154,8 +156,11 @@ impl Plan<'_> {
             .into_iter()
             .zip(&self.segments)
             .map(|(translation, source)| {
-                let tidy = tidy(translation);
-                if self.raw { tidy } else { hashtags::restore(source, mentions::restore(source, tidy)) }
+                if self.raw {
+                    flatten(translation)
+                } else {
+                    hashtags::restore(source, mentions::restore(source, tidy(translation)))
+                }
             })
             .collect();
         Ok(self
@@ -180,10 +185,16 @@ impl Plan<'_> {
 /// so a break the model made up would add a line) and no spacing at its ends (the source's is put
 /// back around it).
 fn tidy(translation: String) -> String {
-    let flat =
-        if translation.contains(lines::is_break) { translation.replace(lines::is_break, " ") } else { translation };
+    let flat = flatten(translation);
     let trimmed = flat.trim();
     if trimmed.len() == flat.len() { flat } else { trimmed.to_string() }
+}
+
+/// A translation without line breaks; in raw mode that is all that changes, so the engine's
+/// own output (a trailing space where the model stopped on a lone `▁`) can be compared with
+/// other engines'.
+fn flatten(translation: String) -> String {
+    if translation.contains(lines::is_break) { translation.replace(lines::is_break, " ") } else { translation }
 }
 
 struct Planner<'p, 'a> {
