@@ -146,12 +146,13 @@ fn int8_agreement(arith: &str, reference: &str, at_least: usize) {
 
 #[test]
 fn int8_saturating_equals_bergamot() {
-    int8_agreement("saturating", "heldout.bergamot-saturating.en", 297);
+    // The issue asks for 297; reseam reaches all 300 and must not slip back silently.
+    int8_agreement("saturating", "heldout.bergamot-saturating.en", 300);
 }
 
 #[test]
 fn int8_exact_equals_bergamot() {
-    int8_agreement("exact", "heldout.bergamot-exact.en", 297);
+    int8_agreement("exact", "heldout.bergamot-exact.en", 300);
 }
 
 #[test]
