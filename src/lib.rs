@@ -6,12 +6,17 @@
 //! `model` (Marian files, the encoder and the SSRU decoder) → `decode` (greedy search over slots)
 //! → `vocab` → `text`.
 //!
-//! Beside it: `kernels` (the `reseam-kernels` crate: int8 products per instruction set).
+//! The LLM path (`speculate`): `llm` (Llama/Mistral/Qwen2 checkpoints, tokenizers, chat
+//! templates, the decoder over a KV cache, greedy decoding).
+//!
+//! Beside them: `kernels` (the `reseam-kernels` crate: int8 products per instruction set),
+//! `pack` (the memory-mapped container for prepared weights), `bench` (machine measurements).
 
 pub mod decode;
 pub mod fetch;
 pub mod layers;
 pub mod model;
+pub mod pack;
 pub mod paths;
 pub mod speculate;
 pub mod text;
