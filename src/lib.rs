@@ -15,6 +15,7 @@
 pub mod decode;
 pub mod fetch;
 pub mod layers;
+pub mod llm;
 pub mod model;
 pub mod pack;
 pub mod paths;
