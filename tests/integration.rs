@@ -5,5 +5,7 @@ mod common;
 /// The engine through the library: Marian's scores, batch invariance, broken files.
 mod engine;
 mod fetch;
+/// `reseam speculate` (target only) and `reseam bench` on the tiny LLM fixtures.
+mod llm;
 /// `reseam translate` against Marian and Bergamot references, and as a shell filter.
 mod translate;

@@ -1,8 +1,10 @@
 //! The command line: one file per subcommand holding its clap arguments and output formatting.
 //! The work itself is done by library calls that tests and the server make too.
 
+mod bench;
 mod fetch;
 mod generate;
+mod speculate;
 mod translate;
 mod version;
 
@@ -32,6 +34,11 @@ enum Command {
     /// Downloads Firefox Translations models (verified) into the models folder.
     Fetch(fetch::Args),
     Translate(translate::Args),
+    /// Greedy decoding of an LLM checkpoint over a prompt file, with decode tokens/s (the
+    /// baseline of speculative decoding).
+    Speculate(speculate::Args),
+    /// Measures this machine: memory read bandwidth, and int8 LLM decode/prefill against it.
+    Bench(bench::Args),
     /// Writes the man page or shell completions (for packagers).
     #[command(hide = true)]
     Generate(generate::Args),
@@ -68,6 +75,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Some(Command::Fetch(args)) => fetch::run(args, cli.verbose),
         Some(Command::Translate(args)) => translate::run(args),
+        Some(Command::Speculate(args)) => speculate::run(args),
+        Some(Command::Bench(args)) => bench::run(args),
         Some(Command::Generate(args)) => generate::run(args, Cli::command()),
         None => {
             Cli::command().print_help()?;

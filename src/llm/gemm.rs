@@ -46,6 +46,8 @@ pub fn dot<W: WeightElem>(x: &[f32], w: &[W]) -> f32 {
     let (xc, wc) = (x.chunks_exact(LANES), w.chunks_exact(LANES));
     let (xt, wt) = (xc.remainder(), wc.remainder());
     for (xs, ws) in xc.zip(wc) {
+        let xs: &[f32; LANES] = xs.try_into().expect("chunk of LANES");
+        let ws: &[W; LANES] = ws.try_into().expect("chunk of LANES");
         for l in 0..LANES {
             acc[l] += xs[l] * ws[l].widen();
         }
@@ -61,27 +63,34 @@ pub fn dot<W: WeightElem>(x: &[f32], w: &[W]) -> f32 {
 /// element as [`dot`] (so the results are bit-identical), with the activation loaded once.
 #[inline(always)]
 fn dot4<W: WeightElem>(x: &[f32], w: [&[W]; 4]) -> [f32; 4] {
-    let mut acc = [[0f32; LANES]; 4];
-    let k = x.len();
-    let full = k - k % LANES;
-    let mut kk = 0;
-    while kk < full {
-        let xs = &x[kk..kk + LANES];
-        for r in 0..4 {
-            let ws = &w[r][kk..kk + LANES];
-            for l in 0..LANES {
-                acc[r][l] += xs[l] * ws[l].widen();
-            }
+    let mut a0 = [0f32; LANES];
+    let mut a1 = [0f32; LANES];
+    let mut a2 = [0f32; LANES];
+    let mut a3 = [0f32; LANES];
+    let xc = x.chunks_exact(LANES);
+    let xt = xc.remainder();
+    let it = xc
+        .zip(w[0].chunks_exact(LANES))
+        .zip(w[1].chunks_exact(LANES))
+        .zip(w[2].chunks_exact(LANES))
+        .zip(w[3].chunks_exact(LANES));
+    for ((((xs, w0), w1), w2), w3) in it {
+        let xs: &[f32; LANES] = xs.try_into().expect("chunk of LANES");
+        let (w0, w1): (&[W; LANES], &[W; LANES]) = (w0.try_into().expect("chunk"), w1.try_into().expect("chunk"));
+        let (w2, w3): (&[W; LANES], &[W; LANES]) = (w2.try_into().expect("chunk"), w3.try_into().expect("chunk"));
+        for l in 0..LANES {
+            a0[l] += xs[l] * w0[l].widen();
+            a1[l] += xs[l] * w1[l].widen();
+            a2[l] += xs[l] * w2[l].widen();
+            a3[l] += xs[l] * w3[l].widen();
         }
-        kk += LANES;
     }
-    let mut out = [0f32; 4];
-    for r in 0..4 {
-        let mut s = reduce(acc[r]);
-        for t in full..k {
-            s += x[t] * w[r][t].widen();
+    let full = x.len() - xt.len();
+    let mut out = [reduce(a0), reduce(a1), reduce(a2), reduce(a3)];
+    for (r, o) in out.iter_mut().enumerate() {
+        for (a, b) in xt.iter().zip(&w[r][full..]) {
+            *o += a * b.widen();
         }
-        out[r] = s;
     }
     out
 }

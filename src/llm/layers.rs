@@ -104,7 +104,8 @@ impl RopeSpec {
                     let llama = if wavelen > low_wavelen { *f / factor } else { *f };
                     let smooth = (old / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor);
                     let smoothed = (1.0 - smooth) * llama / factor + smooth * llama;
-                    let medium = !(wavelen < high_wavelen) && !(wavelen > low_wavelen);
+                    // Transformers: ~(wavelen < high) * ~(wavelen > low), i.e. high <= wavelen <= low.
+                    let medium = wavelen >= high_wavelen && wavelen <= low_wavelen;
                     *f = if medium { smoothed } else { llama };
                 }
             }
@@ -160,19 +161,19 @@ impl DecoderSpec {
                 return bad(field, format!("{v} is not a usable size"));
             }
         }
-        if self.heads % self.kv_heads != 0 {
+        if !self.heads.is_multiple_of(self.kv_heads) {
             return bad(
                 "num_key_value_heads",
                 format!("{} does not divide num_attention_heads {}", self.kv_heads, self.heads),
             );
         }
-        if self.head_dim % 2 != 0 {
+        if !self.head_dim.is_multiple_of(2) {
             return bad("head_dim", format!("{} is odd; RoPE rotates pairs", self.head_dim));
         }
-        if !(self.rms_norm_eps >= 0.0) {
+        if self.rms_norm_eps.is_nan() || self.rms_norm_eps < 0.0 {
             return bad("rms_norm_eps", "must be a non-negative number".into());
         }
-        if !(self.rope.theta > 1.0) {
+        if self.rope.theta.is_nan() || self.rope.theta <= 1.0 {
             return bad("rope_theta", format!("{} must be above 1", self.rope.theta));
         }
         Ok(())

@@ -10,6 +10,7 @@
 //! [`Llm`] bundles what a checkpoint folder holds: the model, its tokenizer, its chat template
 //! and its stop tokens.
 
+pub mod bench;
 pub mod cache;
 pub mod chat;
 pub mod checkpoint;
@@ -25,6 +26,9 @@ pub mod prompts;
 pub mod qwen2;
 pub mod synthetic;
 pub mod tokenizer;
+
+#[cfg(test)]
+mod tests;
 
 use std::path::{Path, PathBuf};
 

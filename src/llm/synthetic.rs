@@ -38,6 +38,54 @@ pub fn llama_3_2_1b() -> DecoderSpec {
     }
 }
 
+/// Qwen2.5-1.5B's shape (q/k/v biases, tied embeddings, 151,936 rows).
+pub fn qwen2_5_1_5b() -> DecoderSpec {
+    DecoderSpec {
+        hidden: 1536,
+        intermediate: 8960,
+        layers: 28,
+        heads: 12,
+        kv_heads: 2,
+        head_dim: 128,
+        vocab: 151936,
+        rms_norm_eps: 1e-6,
+        rope: RopeSpec { theta: 1e6, scaling: RopeScaling::None },
+        max_positions: 32768,
+        tied_embeddings: true,
+        qkv_bias: true,
+        o_bias: false,
+        mlp_bias: false,
+        sliding_window: None,
+    }
+}
+
+/// A small Llama shape for tests and quick runs (about 5M parameters).
+pub fn test_shape() -> DecoderSpec {
+    DecoderSpec {
+        hidden: 256,
+        intermediate: 768,
+        layers: 2,
+        heads: 4,
+        kv_heads: 2,
+        head_dim: 64,
+        vocab: 4096,
+        max_positions: 4096,
+        ..llama_3_2_1b()
+    }
+}
+
+/// Shapes by name, for command lines.
+pub const SHAPES: [&str; 3] = ["llama-3.2-1b", "qwen2.5-1.5b", "test"];
+
+pub fn shape(name: &str) -> Option<DecoderSpec> {
+    match name {
+        "llama-3.2-1b" => Some(llama_3_2_1b()),
+        "qwen2.5-1.5b" => Some(qwen2_5_1_5b()),
+        "test" => Some(test_shape()),
+        _ => None,
+    }
+}
+
 /// A shape about `1/ratio` of `base`'s non-embedding size with the same vocabulary (a draft for
 /// cost-model experiments): fewer layers and a narrower stream.
 pub fn shrunk(base: &DecoderSpec, ratio: usize) -> DecoderSpec {

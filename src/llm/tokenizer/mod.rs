@@ -363,7 +363,7 @@ fn apply_bos_eos_rules(
         .try_single(single.join(" "))
         .and_then(|b| b.try_pair(pair.join(" ")))
         .map_err(|e| e.to_string())?
-        .special_tokens(pieces.into_iter().map(|(t, id)| (t, id)).collect::<Vec<_>>())
+        .special_tokens(pieces.into_iter().collect::<Vec<_>>())
         .build()
         .map_err(|e| e.to_string())?;
     tok.with_post_processor(Some(tp));
