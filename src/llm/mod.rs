@@ -10,6 +10,7 @@
 //! [`Llm`] bundles what a checkpoint folder holds: the model, its tokenizer, its chat template
 //! and its stop tokens.
 
+mod adapter;
 pub mod bench;
 pub mod cache;
 pub mod chat;
