@@ -286,7 +286,7 @@ impl Decoder {
     pub fn forward(&self, cache: &mut KvCache, tokens: &[u32], keep: LogitRows) -> Result<Logits> {
         let s = &self.spec;
         let past = cache.len;
-        if cache.layers.len() != s.layers || cache.kv_dim != s.kv_dim() {
+        if cache.layers.len() != s.layers || cache.kv_heads != s.kv_heads || cache.head_dim != s.head_dim {
             return Err(Error::Cache);
         }
         if let Some(&bad) = tokens.iter().find(|&&t| t as usize >= self.embed.rows()) {
@@ -295,21 +295,11 @@ impl Decoder {
         if past + tokens.len() > s.max_positions {
             return Err(Error::Position { len: past + tokens.len(), max: s.max_positions });
         }
-        let out = self.run(cache, tokens, keep);
-        match out {
-            Ok(l) => {
-                cache.len = past + tokens.len();
-                Ok(l)
-            }
-            Err(e) => {
-                // A failed product leaves some layers longer than others: put them back.
-                for l in &mut cache.layers {
-                    l.k.truncate(past * cache.kv_dim);
-                    l.v.truncate(past * cache.kv_dim);
-                }
-                Err(e)
-            }
-        }
+        // `len` moves only on success: a failed product may leave layers written past it,
+        // which is harmless, as those positions count as empty until written again.
+        let logits = self.run(cache, tokens, keep)?;
+        cache.len = past + tokens.len();
+        Ok(logits)
     }
 
     fn run(&self, cache: &mut KvCache, tokens: &[u32], keep: LogitRows) -> Result<Logits> {
@@ -325,6 +315,7 @@ impl Decoder {
             self.embed.lookup(id as usize, row);
         }
         let (cos, sin) = layers::rope_tables(&self.inv_freq, past..past + t);
+        cache.reserve(t);
         let mut x = vec![0f32; t * hd];
         let mut qkv = vec![0f32; t * (qd + 2 * kvd)];
         let (mut q, mut k, mut v) = (vec![0f32; t * qd], vec![0f32; t * kvd], vec![0f32; t * kvd]);
@@ -342,9 +333,9 @@ impl Decoder {
             }
             layers::apply_rope(&mut q, t, s.heads, s.head_dim, &cos, &sin);
             layers::apply_rope(&mut k, t, s.kv_heads, s.head_dim, &cos, &sin);
-            cache.append(l, &k, &v);
-            let lkv = &cache.layers[l];
-            layers::attention(&q, &lkv.k, &lkv.v, past, s.heads, s.kv_heads, s.head_dim, s.sliding_window, &mut attn);
+            cache.append(l, past, &k, &v);
+            let kv = layers::KvView { kt: &cache.layers[l].kt, v: &cache.layers[l].v, cap: cache.cap };
+            layers::attention(&q, &kv, past, s.heads, s.kv_heads, s.head_dim, s.sliding_window, &mut attn);
             w.o.forward(&attn, t, &mut o)?;
             h.iter_mut().zip(&o).for_each(|(a, b)| *a += b);
             layers::rms_norm(&h, &w.post_norm, s.rms_norm_eps, &mut x);

@@ -8,6 +8,7 @@ use std::path::Path;
 use rayon::prelude::*;
 use serde_json::Value;
 
+use super::cache::{BLOCK, key_index, value_index};
 use super::{Error, Result};
 
 /// How RoPE frequencies are scaled for long contexts.
@@ -203,13 +204,51 @@ pub fn rms_norm(x: &[f32], weight: &[f32], eps: f32, out: &mut [f32]) {
     }
 }
 
+/// `e^x` in f32 within 2 ulp, without branches or calls, so loops over it vectorise (libm's
+/// `expf` is a call per element; softmax and SiLU make tens of millions of them in a long
+/// prefill). Inputs are clamped to `[-87.3, 88]`, so results stay finite and normal: below, the
+/// true value is under 1e-38 and vanishes next to what it is added to; softmax only takes
+/// `x <= 0` and SiLU's `1 + e^-g` is then already far past any `g` it divides.
+#[inline(always)]
+pub fn exp(x: f32) -> f32 {
+    const LOG2E: f32 = std::f32::consts::LOG2_E;
+    // ln 2 split so that n · LN2_HI is exact for |n| < 2^9 (Cody and Waite).
+    const LN2_HI: f32 = 0.693_359_4;
+    const LN2_LO: f32 = -2.121_944_4e-4;
+    // Adding and subtracting 1.5 · 2^23 rounds to the nearest integer (ties to even) without
+    // SSE4.1's round instruction, exactly for |t| < 2^22.
+    const ROUND: f32 = 12_582_912.0;
+    let x = x.clamp(-87.3, 88.0);
+    let t = x * LOG2E + ROUND;
+    let n = t - ROUND;
+    let r = (x - n * LN2_HI) - n * LN2_LO;
+    // e^r on |r| <= ln2/2: Taylor terms to r^7 (remainder below 2e-9 relative).
+    let p = 1.0 / 5040.0;
+    let p = p * r + 1.0 / 720.0;
+    let p = p * r + 1.0 / 120.0;
+    let p = p * r + 1.0 / 24.0;
+    let p = p * r + 1.0 / 6.0;
+    let p = p * r + 0.5;
+    let p = p * r + 1.0;
+    let p = p * r + 1.0;
+    // 2^n straight from t's bits: its mantissa holds 0x400000 + n. Integer operations only,
+    // because `n as i32` (saturating, NaN to 0) would not vectorise.
+    let two_n = f32::from_bits(t.to_bits().wrapping_sub(ROUND.to_bits()).wrapping_add(127) << 23);
+    p * two_n
+}
+
 /// `silu(gate) · up` for rows holding `[gate | up]` (width `2·inter`), into rows of `inter`.
 pub fn swiglu(gate_up: &[f32], inter: usize, out: &mut [f32]) {
-    for (gu, o) in gate_up.chunks_exact(2 * inter).zip(out.chunks_exact_mut(inter)) {
+    let row = |(gu, o): (&[f32], &mut [f32])| {
         let (g, u) = gu.split_at(inter);
         for ((o, g), u) in o.iter_mut().zip(g).zip(u) {
-            *o = (g / (1.0 + (-g).exp())) * u;
+            *o = (g / (1.0 + exp(-g))) * u;
         }
+    };
+    if out.len() >= 1 << 16 {
+        gate_up.par_chunks_exact(2 * inter).zip(out.par_chunks_exact_mut(inter)).for_each(row);
+    } else {
+        gate_up.chunks_exact(2 * inter).zip(out.chunks_exact_mut(inter)).for_each(row);
     }
 }
 
@@ -245,14 +284,24 @@ pub fn apply_rope(x: &mut [f32], rows: usize, heads: usize, head_dim: usize, cos
     }
 }
 
-/// Causal attention of new queries (at positions `past..`) over the cached keys and values of
-/// every position up to each query's own. `q` is `rows × heads × head_dim`; `k`/`v` are
-/// `positions × kv_heads × head_dim`; `out` is shaped like `q`.
+/// The KV cache of one layer as attention reads it (layout: `cache.rs`).
+pub struct KvView<'a> {
+    pub kt: &'a [f32],
+    pub v: &'a [f32],
+    /// Positions the layout has room for.
+    pub cap: usize,
+}
+
+/// Causal attention of new queries at positions `past..` (`q`: rows × heads × head_dim) over
+/// the cached keys and values of every position up to each query's own (and, with a window,
+/// no further back than `window` positions). Each task takes one row and one KV head with the
+/// query heads that share it, so keys and values are loaded once per group. Every output
+/// element is summed in a fixed order (scores over dimensions, outputs over positions), so a
+/// row's result does not depend on the other rows of the call.
 #[allow(clippy::too_many_arguments)]
 pub fn attention(
     q: &[f32],
-    k: &[f32],
-    v: &[f32],
+    kv: &KvView,
     past: usize,
     heads: usize,
     kv_heads: usize,
@@ -261,35 +310,136 @@ pub fn attention(
     out: &mut [f32],
 ) {
     let group = heads / kv_heads;
-    let kv_dim = kv_heads * head_dim;
-    let scaling = (head_dim as f64).powf(-0.5) as f32;
-    out.par_chunks_mut(head_dim).enumerate().for_each(|(idx, o)| {
-        let (r, h) = (idx / heads, idx % heads);
-        let kvh = h / group;
+    let hd = head_dim;
+    let scaling = (hd as f64).powf(-0.5) as f32;
+    out.par_chunks_mut(group * hd).enumerate().for_each_init(Vec::new, |scores: &mut Vec<f32>, (idx, o)| {
+        let (r, g) = (idx / kv_heads, idx % kv_heads);
         let pos = past + r;
         let first = window.map_or(0, |w| (pos + 1).saturating_sub(w));
-        let qv = &q[idx * head_dim..(idx + 1) * head_dim];
-        let mut scores: Vec<f32> = (first..=pos)
-            .map(|j| {
-                let kr = &k[j * kv_dim + kvh * head_dim..j * kv_dim + (kvh + 1) * head_dim];
-                super::gemm::dot(qv, kr) * scaling
-            })
-            .collect();
-        let max = scores.iter().fold(f32::NEG_INFINITY, |m, s| m.max(*s));
-        let mut sum = 0f32;
-        for s in scores.iter_mut() {
-            *s = (*s - max).exp();
-            sum += *s;
-        }
-        o.iter_mut().for_each(|x| *x = 0.0);
-        for (j, s) in (first..=pos).zip(&scores) {
-            let w = s / sum;
-            let vr = &v[j * kv_dim + kvh * head_dim..j * kv_dim + (kvh + 1) * head_dim];
-            for (x, vv) in o.iter_mut().zip(vr) {
-                *x += w * vv;
-            }
+        let n = pos + 1 - first;
+        scores.clear();
+        scores.resize(group * n, 0.0);
+        let qs = &q[(r * heads + g * group) * hd..(r * heads + (g + 1) * group) * hd];
+        let keys = Keys { kt: kv.kt, cap: kv.cap, g, first, n, hd };
+        let values = Values { v: kv.v, cap: kv.cap, g, first, n, hd };
+        // One head at a time: the keys of a block are re-read from L1 for each head of the
+        // group, which measured as fast as sharing them and keeps the accumulators in registers.
+        for h in 0..group {
+            let s = &mut scores[h * n..(h + 1) * n];
+            keys.scores(&qs[h * hd..(h + 1) * hd], s);
+            softmax_scaled(s, scaling);
+            values.weighted(s, &mut o[h * hd..(h + 1) * hd]);
         }
     });
+}
+
+/// `softmax(s · scaling)` in place, as Transformers' eager attention: scale, subtract the
+/// maximum, exponentiate, divide by the sum.
+fn softmax_scaled(s: &mut [f32], scaling: f32) {
+    // Eight running maxima and sums so the loops vectorise; the maximum is exact in any order,
+    // the sum is in one fixed order.
+    let mut max = [f32::NEG_INFINITY; 8];
+    let mut chunks = s.chunks_exact_mut(8);
+    for c in &mut chunks {
+        for l in 0..8 {
+            c[l] *= scaling;
+            max[l] = max[l].max(c[l]);
+        }
+    }
+    let mut m = max.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+    for x in chunks.into_remainder() {
+        *x *= scaling;
+        m = m.max(*x);
+    }
+    let mut sum = [0f32; 8];
+    let mut chunks = s.chunks_exact_mut(8);
+    for c in &mut chunks {
+        for l in 0..8 {
+            c[l] = exp(c[l] - m);
+            sum[l] += c[l];
+        }
+    }
+    let mut total = ((sum[0] + sum[4]) + (sum[1] + sum[5])) + ((sum[2] + sum[6]) + (sum[3] + sum[7]));
+    for x in chunks.into_remainder() {
+        *x = exp(*x - m);
+        total += *x;
+    }
+    for x in s.iter_mut() {
+        *x /= total;
+    }
+}
+
+/// The keys of one KV head at positions `first..first + n`.
+struct Keys<'a> {
+    kt: &'a [f32],
+    cap: usize,
+    g: usize,
+    first: usize,
+    n: usize,
+    hd: usize,
+}
+
+impl Keys<'_> {
+    /// `s[j] = Σ_d q[d] · k[first + j][d]`, summed over `d` in order from 0, one block of 8
+    /// positions at a time (lanes outside the range are computed and dropped).
+    #[inline(always)]
+    fn scores(&self, q: &[f32], s: &mut [f32]) {
+        let hd = self.hd;
+        let last = self.first + self.n - 1;
+        for b in self.first / BLOCK..=last / BLOCK {
+            let start = key_index(self.cap, hd, self.g, 0, b * BLOCK);
+            let block = &self.kt[start..start + hd * BLOCK];
+            let mut acc = [0f32; BLOCK];
+            for (k, &qd) in block.chunks_exact(BLOCK).zip(q) {
+                let k: &[f32; BLOCK] = k.try_into().expect("a block row");
+                for l in 0..BLOCK {
+                    acc[l] += qd * k[l];
+                }
+            }
+            for p in (b * BLOCK).max(self.first)..=(b * BLOCK + BLOCK - 1).min(last) {
+                s[p - self.first] = acc[p % BLOCK];
+            }
+        }
+    }
+}
+
+/// The values of one KV head at positions `first..first + n`.
+struct Values<'a> {
+    v: &'a [f32],
+    cap: usize,
+    g: usize,
+    first: usize,
+    n: usize,
+    hd: usize,
+}
+
+impl Values<'_> {
+    /// `o[d] = Σ_j w[j] · v[first + j][d]`, summed over positions in order.
+    #[inline(always)]
+    fn weighted(&self, w: &[f32], o: &mut [f32]) {
+        let hd = self.hd;
+        let start = value_index(self.cap, hd, self.g, 0, self.first);
+        let rows = &self.v[start..start + self.n * hd];
+        let mut d = 0;
+        while d + 8 <= hd {
+            let mut acc = [0f32; 8];
+            for (row, &wj) in rows.chunks_exact(hd).zip(w) {
+                let v: &[f32; 8] = row[d..d + 8].try_into().expect("8 values");
+                for l in 0..8 {
+                    acc[l] += wj * v[l];
+                }
+            }
+            o[d..d + 8].copy_from_slice(&acc);
+            d += 8;
+        }
+        for (d, o) in o.iter_mut().enumerate().skip(d) {
+            let mut acc = 0f32;
+            for (row, &wj) in rows.chunks_exact(hd).zip(w) {
+                acc += wj * row[d];
+            }
+            *o = acc;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -336,11 +486,63 @@ mod tests {
     fn attention_over_one_position_returns_its_value() {
         let (hd, heads, kvh) = (4, 2, 1);
         let q = vec![0.3f32; heads * hd];
-        let k = vec![1.0f32; kvh * hd];
-        let v = vec![0.5, -1.0, 2.0, 4.0];
+        let (kt, mut v) = (vec![1.0f32; kvh * hd * 8], vec![0f32; kvh * hd * 8]);
+        v[..4].copy_from_slice(&[0.5, -1.0, 2.0, 4.0]);
         let mut out = vec![0f32; heads * hd];
-        attention(&q, &k, &v, 0, heads, kvh, hd, None, &mut out);
-        assert_eq!(out, [v.clone(), v].concat());
+        attention(&q, &KvView { kt: &kt, v: &v, cap: 8 }, 0, heads, kvh, hd, None, &mut out);
+        assert_eq!(out, [&v[..4], &v[..4]].concat());
+    }
+
+    #[test]
+    fn attention_matches_a_plain_softmax_and_respects_the_window() {
+        let (hd, heads, kvh, n) = (4, 4, 2, 5);
+        let f = |i: usize| ((i * 37 % 11) as f32 - 5.0) / 4.0;
+        let q: Vec<f32> = (0..heads * hd).map(f).collect();
+        let k: Vec<f32> = (0..n * kvh * hd).map(|i| f(i + 3)).collect();
+        let v: Vec<f32> = (0..n * kvh * hd).map(|i| f(i + 7)).collect();
+        let cap = 8;
+        let (mut kt, mut vv) = (vec![0f32; kvh * hd * cap], vec![0f32; kvh * hd * cap]);
+        for p in 0..n {
+            for g in 0..kvh {
+                for d in 0..hd {
+                    kt[key_index(cap, hd, g, d, p)] = k[p * kvh * hd + g * hd + d];
+                    vv[value_index(cap, hd, g, d, p)] = v[p * kvh * hd + g * hd + d];
+                }
+            }
+        }
+        for window in [None, Some(2)] {
+            let mut out = vec![0f32; heads * hd];
+            let view = KvView { kt: &kt, v: &vv, cap };
+            attention(&q, &view, n - 1, heads, kvh, hd, window, &mut out);
+            let first = window.map_or(0, |w| n - w);
+            for h in 0..heads {
+                let g = h / (heads / kvh);
+                let s: Vec<f64> = (first..n)
+                    .map(|p| (0..hd).map(|d| (q[h * hd + d] * k[p * kvh * hd + g * hd + d]) as f64).sum::<f64>() / 2.0)
+                    .collect();
+                let m = s.iter().cloned().fold(f64::MIN, f64::max);
+                let z: f64 = s.iter().map(|x| (x - m).exp()).sum();
+                for d in 0..hd {
+                    let want: f64 =
+                        (first..n).zip(&s).map(|(p, x)| (x - m).exp() / z * v[p * kvh * hd + g * hd + d] as f64).sum();
+                    assert!((out[h * hd + d] as f64 - want).abs() < 1e-5, "{window:?} head {h} dim {d}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn fast_exp_is_within_two_ulp() {
+        let mut x = -87.0f32;
+        while x < 87.9 {
+            let want = (x as f64).exp();
+            let got = exp(x) as f64;
+            assert!(((got - want) / want).abs() < 2.5e-7, "exp({x}) = {got}, want {want}");
+            x += 0.0137;
+        }
+        assert_eq!(exp(0.0), 1.0);
+        assert!(exp(-1000.0) >= 0.0 && exp(-1000.0) < 1e-37);
+        assert!(exp(1000.0).is_finite());
     }
 
     #[test]

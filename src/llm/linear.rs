@@ -63,8 +63,11 @@ pub fn quantize_row(w: &[f32], out: &mut [i8]) -> f32 {
         return if amax == 0.0 { 0.0 } else { f32::NAN };
     }
     let inv = 127.0 / amax;
+    // Adding and subtracting 1.5 · 2^23 rounds half to even like `round_ties_even` (exactly, for
+    // |t| <= 127 < 2^22) but compiles to two adds instead of a libm call per weight.
+    const ROUND: f32 = 12_582_912.0;
     for (o, v) in out.iter_mut().zip(w) {
-        *o = (v * inv).round_ties_even().clamp(-127.0, 127.0) as i8;
+        *o = (((v * inv) + ROUND) - ROUND).clamp(-127.0, 127.0) as i8;
     }
     amax / 127.0
 }
@@ -348,6 +351,12 @@ mod tests {
         let s = quantize_row(&[127.0, -63.5, 0.5, 1.5], &mut q);
         assert_eq!(s, 1.0);
         assert_eq!(q, [127, -64, 0, 2]);
+        let w: Vec<f32> = (0..=2540).map(|i| i as f32 / 10.0 - 127.0).collect();
+        let mut qs = vec![0i8; w.len()];
+        quantize_row(&w, &mut qs);
+        for (v, q) in w.iter().zip(&qs) {
+            assert_eq!(*q as f32, v.round_ties_even(), "{v}");
+        }
         assert_eq!(quantize_row(&[0.0; 4], &mut q), 0.0);
         assert_eq!(q, [0; 4]);
     }

@@ -217,7 +217,7 @@ impl Model {
 
     /// A fresh, empty KV cache for one sequence.
     pub fn new_cache(&self) -> KvCache {
-        KvCache::new(self.id, self.decoder.spec.layers, self.decoder.spec.kv_dim())
+        KvCache::new(self.id, self.decoder.spec.layers, self.decoder.spec.kv_heads, self.decoder.spec.head_dim)
     }
 
     /// Runs `tokens` at positions `cache.len()..cache.len()+tokens.len()`, appends them to the
