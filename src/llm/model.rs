@@ -119,6 +119,33 @@ fn pack_key(ckpt: &Checkpoint, config: &[u8]) -> String {
     hex(&Sha256::digest(id.to_string().as_bytes()))
 }
 
+/// Deletes older packed files of the same checkpoint folder (a model is gigabytes; each change
+/// of its files would otherwise leave one behind). Failures are ignored: a file in use stays
+/// readable by whoever maps it, and a leftover only costs space.
+fn remove_stale_packs(dir: &Path, stem: &str, keep: &Path, checkpoint: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let ours = canonical(checkpoint);
+    for e in entries.flatten() {
+        let p = e.path();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if p == keep || !name.starts_with(&format!("{stem}-")) || !name.ends_with(".int8.reseam") {
+            continue;
+        }
+        if let Ok(f) = PackFile::open(&p)
+            && f.kind() == PACK_KIND
+            && f.meta().get("checkpoint").and_then(|c| c.as_str()) == Some(ours.as_str())
+        {
+            drop(f);
+            let _ = std::fs::remove_file(&p);
+        }
+    }
+}
+
+/// The absolute form of a folder, as packed files record which checkpoint they came from.
+fn canonical(dir: &Path) -> String {
+    dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()).display().to_string()
+}
+
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
@@ -187,7 +214,7 @@ impl Model {
             decoder::write_pack(ckpt, spec, &mut w, progress)?;
             let meta = serde_json::json!({
                 "key": key,
-                "checkpoint": ckpt.dir().display().to_string(),
+                "checkpoint": canonical(ckpt.dir()),
                 "files": ckpt.stamps(),
                 "quantization": QUANTIZATION,
             });
@@ -195,7 +222,10 @@ impl Model {
             Ok(PackFile::open(&p)?)
         })();
         match written {
-            Ok(f) => Ok((Decoder::load(ckpt, spec, Precision::Int8, Some(&f))?, PackStatus::Written(path))),
+            Ok(f) => {
+                remove_stale_packs(&dir, &stem, &path, ckpt.dir());
+                Ok((Decoder::load(ckpt, spec, Precision::Int8, Some(&f))?, PackStatus::Written(path)))
+            }
             // Missing tensors and bad shapes are the checkpoint's fault: report them.
             Err(e @ (Error::MissingTensor { .. } | Error::TensorShape { .. })) => Err(e),
             Err(e) => Ok((Decoder::load(ckpt, spec, Precision::Int8, None)?, PackStatus::InMemory(e.to_string()))),
@@ -250,5 +280,81 @@ impl Model {
     }
     pub fn pack_status(&self) -> &PackStatus {
         &self.pack
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn copy_fixture(name: &str, to: &Path) {
+        let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/llm").join(name);
+        for f in std::fs::read_dir(from).unwrap() {
+            let f = f.unwrap().path();
+            std::fs::copy(&f, to.join(f.file_name().unwrap())).unwrap();
+        }
+    }
+
+    #[test]
+    fn config_and_weight_mismatches_name_the_file_and_field() {
+        let dir = tempfile::tempdir().unwrap();
+        copy_fixture("qwen2-tiny", dir.path());
+        let cfg_path = dir.path().join("config.json");
+        let cfg: serde_json::Value = serde_json::from_slice(&std::fs::read(&cfg_path).unwrap()).unwrap();
+        let opts = LoadOptions { precision: Precision::F32, pack_dir: None, no_pack: true };
+
+        let mut bad = cfg.clone();
+        bad.as_object_mut().unwrap().remove("hidden_size");
+        std::fs::write(&cfg_path, bad.to_string()).unwrap();
+        let e = Model::load(dir.path(), &opts).unwrap_err().to_string();
+        assert!(e.contains("config.json") && e.contains("hidden_size"), "{e}");
+
+        let mut bad = cfg.clone();
+        bad["intermediate_size"] = 90.into();
+        std::fs::write(&cfg_path, bad.to_string()).unwrap();
+        let e = Model::load(dir.path(), &opts).unwrap_err().to_string();
+        assert!(e.contains("model.safetensors") && e.contains("mlp.gate_proj"), "{e}");
+
+        let mut bad = cfg.clone();
+        bad["num_key_value_heads"] = 3.into();
+        std::fs::write(&cfg_path, bad.to_string()).unwrap();
+        let e = Model::load(dir.path(), &opts).unwrap_err().to_string();
+        assert!(e.contains("num_key_value_heads"), "{e}");
+
+        std::fs::write(&cfg_path, b"{\"architectures\": [\"Qwen2ForCausalLM\"], ").unwrap();
+        let e = Model::load(dir.path(), &opts).unwrap_err().to_string();
+        assert!(e.contains("config.json"), "{e}");
+    }
+
+    #[test]
+    fn int8_pack_is_written_then_reused_and_rebuilt_when_the_weights_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let packs = tempfile::tempdir().unwrap();
+        copy_fixture("llama3-tiny", dir.path());
+        let opts =
+            LoadOptions { precision: Precision::Int8, pack_dir: Some(packs.path().to_path_buf()), no_pack: false };
+        let first = Model::load(dir.path(), &opts).unwrap();
+        let PackStatus::Written(path) = first.pack_status().clone() else { panic!("{:?}", first.pack_status()) };
+        let second = Model::load(dir.path(), &opts).unwrap();
+        assert_eq!(second.pack_status(), &PackStatus::Loaded(path.clone()));
+        let (mut a, mut b) = (first.new_cache(), second.new_cache());
+        let ids = [128000, 57, 61019, 48492];
+        assert_eq!(
+            first.forward(&mut a, &ids, LogitRows::All).unwrap(),
+            second.forward(&mut b, &ids, LogitRows::All).unwrap()
+        );
+        // Touching the weights (a new modification time) gives a new key, hence a new file.
+        let w = dir.path().join("model.safetensors");
+        let f = std::fs::File::options().write(true).open(&w).unwrap();
+        f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5)).unwrap();
+        let third = Model::load(dir.path(), &opts).unwrap();
+        assert!(matches!(third.pack_status(), PackStatus::Written(p) if *p != path), "{:?}", third.pack_status());
+        assert!(!path.exists(), "the stale packed file of the same checkpoint is removed");
+        // An unwritable pack folder falls back to memory, with the reason.
+        let blocked = packs.path().join("file");
+        std::fs::write(&blocked, b"x").unwrap();
+        let o = LoadOptions { pack_dir: Some(blocked.join("sub")), ..opts };
+        let m = Model::load(dir.path(), &o).unwrap();
+        assert!(matches!(m.pack_status(), PackStatus::InMemory(_)), "{:?}", m.pack_status());
     }
 }
