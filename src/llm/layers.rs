@@ -317,16 +317,19 @@ pub fn attention(
         let pos = past + r;
         let first = window.map_or(0, |w| (pos + 1).saturating_sub(w));
         let n = pos + 1 - first;
+        // Scores are computed for whole key blocks; the positions wanted start `lead` in.
+        let (b0, b1) = (first / BLOCK, pos / BLOCK);
+        let lead = first - b0 * BLOCK;
         scores.clear();
-        scores.resize(group * n, 0.0);
+        scores.resize((b1 + 1 - b0) * BLOCK, 0.0);
         let qs = &q[(r * heads + g * group) * hd..(r * heads + (g + 1) * group) * hd];
-        let keys = Keys { kt: kv.kt, cap: kv.cap, g, first, n, hd };
+        let keys = Keys { kt: kv.kt, cap: kv.cap, g, blocks: b0..b1 + 1, hd };
         let values = Values { v: kv.v, cap: kv.cap, g, first, n, hd };
         // One head at a time: the keys of a block are re-read from L1 for each head of the
         // group, which measured as fast as sharing them and keeps the accumulators in registers.
         for h in 0..group {
-            let s = &mut scores[h * n..(h + 1) * n];
-            keys.scores(&qs[h * hd..(h + 1) * hd], s);
+            keys.scores(&qs[h * hd..(h + 1) * hd], scores);
+            let s = &mut scores[lead..lead + n];
             softmax_scaled(s, scaling);
             values.weighted(s, &mut o[h * hd..(h + 1) * hd]);
         }
@@ -369,26 +372,24 @@ fn softmax_scaled(s: &mut [f32], scaling: f32) {
     }
 }
 
-/// The keys of one KV head at positions `first..first + n`.
+/// The keys of one KV head, a range of blocks of 8 positions.
 struct Keys<'a> {
     kt: &'a [f32],
     cap: usize,
     g: usize,
-    first: usize,
-    n: usize,
+    blocks: std::ops::Range<usize>,
     hd: usize,
 }
 
 impl Keys<'_> {
-    /// `s[j] = Σ_d q[d] · k[first + j][d]`, summed over `d` in order from 0, one block of 8
-    /// positions at a time (lanes outside the range are computed and dropped).
+    /// `s[8·i + l] = Σ_d q[d] · k[8·(first block + i) + l][d]`, summed over `d` in order from 0,
+    /// for every position of the blocks.
     #[inline(always)]
     fn scores(&self, q: &[f32], s: &mut [f32]) {
         let hd = self.hd;
-        let last = self.first + self.n - 1;
-        for b in self.first / BLOCK..=last / BLOCK {
-            let start = key_index(self.cap, hd, self.g, 0, b * BLOCK);
-            let block = &self.kt[start..start + hd * BLOCK];
+        let start = key_index(self.cap, hd, self.g, 0, self.blocks.start * BLOCK);
+        let keys = &self.kt[start..start + self.blocks.len() * hd * BLOCK];
+        for (block, out) in keys.chunks_exact(hd * BLOCK).zip(s.chunks_exact_mut(BLOCK)) {
             let mut acc = [0f32; BLOCK];
             for (k, &qd) in block.chunks_exact(BLOCK).zip(q) {
                 let k: &[f32; BLOCK] = k.try_into().expect("a block row");
@@ -396,9 +397,7 @@ impl Keys<'_> {
                     acc[l] += qd * k[l];
                 }
             }
-            for p in (b * BLOCK).max(self.first)..=(b * BLOCK + BLOCK - 1).min(last) {
-                s[p - self.first] = acc[p % BLOCK];
-            }
+            out.copy_from_slice(&acc);
         }
     }
 }
@@ -414,31 +413,38 @@ struct Values<'a> {
 }
 
 impl Values<'_> {
-    /// `o[d] = Σ_j w[j] · v[first + j][d]`, summed over positions in order.
+    /// `o[d] = Σ_j w[j] · v[first + j][d]`, summed over positions in order; 16 dimensions at a
+    /// time (measured fastest), then 8, then one by one, with the same operations per element.
     #[inline(always)]
     fn weighted(&self, w: &[f32], o: &mut [f32]) {
         let hd = self.hd;
         let start = value_index(self.cap, hd, self.g, 0, self.first);
         let rows = &self.v[start..start + self.n * hd];
         let mut d = 0;
+        while d + 16 <= hd {
+            o[d..d + 16].copy_from_slice(&self.lanes::<16>(rows, w, d));
+            d += 16;
+        }
         while d + 8 <= hd {
-            let mut acc = [0f32; 8];
-            for (row, &wj) in rows.chunks_exact(hd).zip(w) {
-                let v: &[f32; 8] = row[d..d + 8].try_into().expect("8 values");
-                for l in 0..8 {
-                    acc[l] += wj * v[l];
-                }
-            }
-            o[d..d + 8].copy_from_slice(&acc);
+            o[d..d + 8].copy_from_slice(&self.lanes::<8>(rows, w, d));
             d += 8;
         }
-        for (d, o) in o.iter_mut().enumerate().skip(d) {
-            let mut acc = 0f32;
-            for (row, &wj) in rows.chunks_exact(hd).zip(w) {
-                acc += wj * row[d];
-            }
-            *o = acc;
+        while d < hd {
+            o[d] = self.lanes::<1>(rows, w, d)[0];
+            d += 1;
         }
+    }
+
+    #[inline(always)]
+    fn lanes<const L: usize>(&self, rows: &[f32], w: &[f32], d: usize) -> [f32; L] {
+        let mut acc = [0f32; L];
+        for (row, &wj) in rows.chunks_exact(self.hd).zip(w) {
+            let v: &[f32; L] = row[d..d + L].try_into().expect("L values");
+            for l in 0..L {
+                acc[l] += wj * v[l];
+            }
+        }
+        acc
     }
 }
 
