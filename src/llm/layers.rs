@@ -312,8 +312,9 @@ pub fn attention(
     let group = heads / kv_heads;
     let hd = head_dim;
     let scaling = (hd as f64).powf(-0.5) as f32;
-    out.par_chunks_mut(group * hd).enumerate().for_each_init(Vec::new, |scores: &mut Vec<f32>, (idx, o)| {
-        let (r, g) = (idx / kv_heads, idx % kv_heads);
+    let gh = group * hd;
+    let rows = q.len() / (heads * hd);
+    let one = |scores: &mut Vec<f32>, r: usize, g: usize, o: &mut [f32]| {
         let pos = past + r;
         let first = window.map_or(0, |w| (pos + 1).saturating_sub(w));
         let n = pos + 1 - first;
@@ -333,8 +334,33 @@ pub fn attention(
             softmax_scaled(s, scaling);
             values.weighted(s, &mut o[h * hd..(h + 1) * hd]);
         }
+    };
+    if rows < ATTENTION_ROWS {
+        // Few rows (decoding, verification): one task per row and KV head, written in place.
+        out.par_chunks_mut(gh)
+            .enumerate()
+            .for_each_init(Vec::new, |scores, (idx, o)| one(scores, idx / kv_heads, idx % kv_heads, o));
+        return;
+    }
+    // Many rows (prefill): tasks take runs of rows of one KV head, so a thread keeps that
+    // head's keys and values in its cache; results go head-major, then into place.
+    let mut by_head = vec![0f32; rows * heads * hd];
+    by_head.par_chunks_mut(rows * gh).enumerate().for_each(|(g, head)| {
+        head.par_chunks_mut(ATTENTION_ROWS * gh).enumerate().for_each_init(Vec::new, |scores, (c, run)| {
+            for (i, o) in run.chunks_exact_mut(gh).enumerate() {
+                one(scores, c * ATTENTION_ROWS + i, g, o);
+            }
+        })
     });
+    for (r, o) in out.chunks_exact_mut(heads * hd).enumerate() {
+        for (g, og) in o.chunks_exact_mut(gh).enumerate() {
+            og.copy_from_slice(&by_head[(g * rows + r) * gh..(g * rows + r + 1) * gh]);
+        }
+    }
 }
+
+/// Rows of a prefill task in attention (and the row count from which tasks are head-major).
+const ATTENTION_ROWS: usize = 16;
 
 /// `softmax(s · scaling)` in place, as Transformers' eager attention: scale, subtract the
 /// maximum, exponentiate, divide by the sum.

@@ -225,3 +225,19 @@ fn llm_bundle_renders_and_encodes_chat_prompts_and_reads_stop_ids() {
     let q = Llm::open(&fixtures().join("qwen2-tiny"), &opts).unwrap();
     assert_eq!(q.eos, vec![151645, 151643]);
 }
+
+#[test]
+fn a_long_prefill_equals_feeding_token_by_token_bit_for_bit() {
+    // Long enough for the head-major attention path of prefill (16 rows and more).
+    let m = load("mistral-tiny", Precision::F32);
+    let (_, input, out) = cases("mistral-tiny").into_iter().max_by_key(|c| c.1.len()).unwrap();
+    let seq: Vec<u32> = input.iter().copied().chain(ids(&out["greedy"]["new_ids"])).collect();
+    assert!(seq.len() >= 40, "{}", seq.len());
+    let mut whole = m.new_cache();
+    let all = m.forward(&mut whole, &seq, LogitRows::All).unwrap();
+    let mut steps = m.new_cache();
+    for (i, &t) in seq.iter().enumerate() {
+        let one = m.forward(&mut steps, &[t], LogitRows::Last).unwrap();
+        assert_eq!(one.row(0), all.row(i), "position {i}");
+    }
+}
