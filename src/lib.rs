@@ -6,13 +6,20 @@
 //! `model` (Marian files, the encoder and the SSRU decoder) → `decode` (greedy search over slots)
 //! → `vocab` → `text`.
 //!
-//! Beside it: `kernels` (the `reseam-kernels` crate: int8 products per instruction set).
+//! The LLM path (`speculate`): `llm` (Llama/Mistral/Qwen2 checkpoints, tokenizers, chat
+//! templates, the decoder over a KV cache, greedy decoding).
+//!
+//! Beside them: `kernels` (the `reseam-kernels` crate: int8 products per instruction set),
+//! `pack` (the memory-mapped container for prepared weights), `membw` (memory bandwidth).
 
 pub mod bench;
 pub mod decode;
 pub mod fetch;
 pub mod layers;
+pub mod llm;
+pub mod membw;
 pub mod model;
+pub mod pack;
 pub mod paths;
 pub mod speculate;
 pub mod text;

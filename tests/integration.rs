@@ -6,6 +6,8 @@ mod common;
 /// The engine through the library: Marian's scores, batch invariance, broken files.
 mod engine;
 mod fetch;
+/// `reseam speculate` (target only) and `reseam bench` on the tiny LLM fixtures.
+mod llm;
 /// The fixture's social posts through `reseam translate`, line by line.
 mod social;
 /// `reseam translate` against Marian and Bergamot references, and as a shell filter.

@@ -1,9 +1,11 @@
 //! The command line: one file per subcommand holding its clap arguments and output formatting.
 //! The work itself is done by library calls that tests and the server make too.
 
+mod bench;
 mod bench_gemm;
 mod fetch;
 mod generate;
+mod speculate;
 mod translate;
 mod version;
 
@@ -35,6 +37,11 @@ enum Command {
     Translate(translate::Args),
     /// Measures the int8 matrix products per instruction set against the CPU's peak.
     BenchGemm(bench_gemm::Args),
+    /// Greedy decoding of an LLM checkpoint over a prompt file, with decode tokens/s (the
+    /// baseline of speculative decoding).
+    Speculate(speculate::Args),
+    /// Measures this machine: memory read bandwidth, and int8 LLM decode/prefill against it.
+    Bench(bench::Args),
     /// Writes the man page or shell completions (for packagers).
     #[command(hide = true)]
     Generate(generate::Args),
@@ -75,6 +82,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Fetch(args)) => fetch::run(args, cli.verbose),
         Some(Command::Translate(args)) => translate::run(args, cli.verbose),
         Some(Command::BenchGemm(args)) => bench_gemm::run(args),
+        Some(Command::Speculate(args)) => speculate::run(args),
+        Some(Command::Bench(args)) => bench::run(args),
         Some(Command::Generate(args)) => generate::run(args, Cli::command()),
         None => {
             Cli::command().print_help()?;

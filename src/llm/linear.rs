@@ -1,0 +1,403 @@
+//! The linear layer: `y = x · Wᵀ + b` with the weight in one of three formats. The format is a
+//! property of the layer, never of the model: every architecture calls [`Linear::forward`].
+//!
+//! int8: each output row of `W` (a column of the kernels' `B`) is quantized with its own scale
+//! (`max |w| / 127`, rounding half to even); activations are quantized per token the same way at
+//! run time; the kernels accumulate exactly in int32, subtract `127 · colsum` (the activations'
+//! +127 shift) and multiply by `token scale · row scale`. The packed matrix is kept as column
+//! blocks so threads can split a product by columns: at one token (decode) every weight byte is
+//! read once, by one core.
+
+use rayon::prelude::*;
+use reseam_kernels::{Arithmetic, Epilogue, Output, PackedB, QuantizedA, Scale};
+
+use super::gemm::{self, WeightElem};
+use super::{Error, Result};
+use crate::pack;
+
+/// How weights are held and multiplied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Precision {
+    /// f32 weights and arithmetic: for checking against Transformers.
+    F32,
+    /// bf16 weights widened to f32 in the product (exact for bf16 checkpoints), f32 arithmetic.
+    Bf16,
+    /// int8 weights per output row, int8 activations per token, exact int32 products.
+    Int8,
+}
+
+impl Precision {
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::F32 => "f32",
+            Precision::Bf16 => "bf16",
+            Precision::Int8 => "int8",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Precision> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "f32" | "float32" | "fp32" => Some(Precision::F32),
+            "bf16" | "bfloat16" => Some(Precision::Bf16),
+            "int8" | "i8" | "q8" => Some(Precision::Int8),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Precision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Bumped whenever int8 quantization changes, so older packed files are rebuilt.
+pub const QUANTIZATION: &str = "int8-per-row-absmax-rne-v1";
+
+/// Quantizes one weight row: returns the scale (`max |w| / 127`; 0 for an all-zero row).
+pub fn quantize_row(w: &[f32], out: &mut [i8]) -> f32 {
+    let amax = w.iter().fold(0f32, |m, v| m.max(v.abs()));
+    if amax == 0.0 || !amax.is_finite() {
+        out.iter_mut().for_each(|o| *o = 0);
+        return if amax == 0.0 { 0.0 } else { f32::NAN };
+    }
+    let inv = 127.0 / amax;
+    // Adding and subtracting 1.5 · 2^23 rounds half to even like `round_ties_even` (exactly, for
+    // |t| <= 127 < 2^22) but compiles to two adds instead of a libm call per weight.
+    const ROUND: f32 = 12_582_912.0;
+    for (o, v) in out.iter_mut().zip(w) {
+        *o = (((v * inv) + ROUND) - ROUND).clamp(-127.0, 127.0) as i8;
+    }
+    amax / 127.0
+}
+
+/// Columns per block of a packed matrix: about four blocks per thread, whole 16-column groups.
+fn block_cols(n: usize) -> usize {
+    let target = 4 * rayon::current_num_threads().max(1);
+    n.div_ceil(target).next_multiple_of(reseam_kernels::pack::N_BLOCK).clamp(16, 1024)
+}
+
+/// An int8 matrix as column blocks of the kernels' layout.
+pub struct Int8Matrix {
+    k: usize,
+    n: usize,
+    blocks: Vec<(usize, PackedB)>,
+    scales: Vec<f32>,
+    zero_fix: Vec<i32>,
+    col_sums: Vec<i32>,
+}
+
+impl Int8Matrix {
+    /// Quantizes and packs `n` rows of length `k` given by `row(j, out)`.
+    pub fn quantize(k: usize, n: usize, row: &(dyn Fn(usize, &mut [f32]) + Sync)) -> Int8Matrix {
+        let bc = block_cols(n);
+        let parts: Vec<(usize, PackedB, Vec<f32>)> = (0..n.div_ceil(bc))
+            .into_par_iter()
+            .map(|b| {
+                let (c0, c1) = (b * bc, ((b + 1) * bc).min(n));
+                let mut q = vec![0i8; (c1 - c0) * k];
+                let mut f = vec![0f32; k];
+                let mut scales = Vec::with_capacity(c1 - c0);
+                for (j, qr) in (c0..c1).zip(q.chunks_exact_mut(k)) {
+                    row(j, &mut f);
+                    scales.push(quantize_row(&f, qr));
+                }
+                (c0, PackedB::from_transposed(&q, k, c1 - c0), scales)
+            })
+            .collect();
+        let mut scales = Vec::with_capacity(n);
+        let mut col_sums = Vec::with_capacity(n);
+        let mut blocks = Vec::with_capacity(parts.len());
+        for (c0, p, s) in parts {
+            scales.extend(s);
+            col_sums.extend_from_slice(p.col_sums());
+            blocks.push((c0, p));
+        }
+        Self::assemble(k, n, blocks, scales, col_sums)
+    }
+
+    fn assemble(k: usize, n: usize, blocks: Vec<(usize, PackedB)>, scales: Vec<f32>, col_sums: Vec<i32>) -> Int8Matrix {
+        let zero_fix = col_sums.iter().map(|s| s.wrapping_mul(127)).collect();
+        Int8Matrix { k, n, blocks, scales, zero_fix, col_sums }
+    }
+
+    /// Writes the matrix as `name` (packed bytes), `name.scales` and `name.col_sums`.
+    pub fn write(&self, w: &mut pack::Writer, name: &str) -> std::result::Result<(), pack::Error> {
+        let parts: Vec<&[u8]> = self.blocks.iter().map(|(_, p)| p.as_bytes()).collect();
+        w.add_parts(name, pack::Dtype::PackedI8, &[self.k, self.n], &parts)?;
+        w.add_f32(&format!("{name}.scales"), &[self.n], &self.scales)?;
+        w.add_i32(&format!("{name}.col_sums"), &[self.n], &self.col_sums)
+    }
+
+    /// Reads a matrix written by [`Int8Matrix::write`], borrowing the packed bytes from the map.
+    pub fn read(f: &pack::PackFile, name: &str, k: usize, n: usize) -> std::result::Result<Int8Matrix, pack::Error> {
+        let scales = f.f32s(&format!("{name}.scales"), &[n])?;
+        let col_sums = f.i32s(&format!("{name}.col_sums"), &[n])?;
+        let start = f.offset(name, pack::Dtype::PackedI8, &[k, n])?;
+        let owner = f.shared_map();
+        let kp = reseam_kernels::pack::padded(k, n).0;
+        let bc = block_cols(n);
+        let mut blocks = Vec::new();
+        for c0 in (0..n).step_by(bc) {
+            let c1 = (c0 + bc).min(n);
+            let p = PackedB::from_shared(owner.clone(), start + c0 * kp, k, c1 - c0, col_sums[c0..c1].to_vec())
+                .map_err(|why| pack::Error::Format { path: f.path().to_path_buf(), why })?;
+            blocks.push((c0, p));
+        }
+        Ok(Self::assemble(k, n, blocks, scales, col_sums))
+    }
+
+    fn bytes(&self) -> usize {
+        self.blocks.iter().map(|(_, p)| p.as_bytes().len()).sum::<usize>() + self.n * 8
+    }
+}
+
+enum Weight {
+    F32(Vec<f32>),
+    Bf16(Vec<u16>),
+    Int8(Int8Matrix),
+}
+
+/// `y = x · Wᵀ + b` for `W` of shape `[n, k]`.
+pub struct Linear {
+    k: usize,
+    n: usize,
+    weight: Weight,
+    bias: Option<Vec<f32>>,
+}
+
+impl Linear {
+    /// Builds a layer in `precision` from rows given by `row(j, out)`.
+    pub fn build(
+        k: usize,
+        n: usize,
+        precision: Precision,
+        bias: Option<Vec<f32>>,
+        row: &(dyn Fn(usize, &mut [f32]) + Sync),
+    ) -> Linear {
+        let weight = match precision {
+            Precision::F32 => {
+                let mut w = vec![0f32; n * k];
+                w.par_chunks_mut(k.max(1)).enumerate().for_each(|(j, r)| row(j, r));
+                Weight::F32(w)
+            }
+            Precision::Bf16 => {
+                let mut w = vec![0u16; n * k];
+                w.par_chunks_mut(k.max(1)).enumerate().for_each(|(j, r)| {
+                    let mut f = vec![0f32; k];
+                    row(j, &mut f);
+                    for (o, v) in r.iter_mut().zip(&f) {
+                        *o = half::bf16::from_f32(*v).to_bits();
+                    }
+                });
+                Weight::Bf16(w)
+            }
+            Precision::Int8 => Weight::Int8(Int8Matrix::quantize(k, n, row)),
+        };
+        Linear { k, n, weight, bias }
+    }
+
+    /// A layer over an int8 matrix read from a packed file.
+    pub fn from_int8(m: Int8Matrix, bias: Option<Vec<f32>>) -> Linear {
+        Linear { k: m.k, n: m.n, weight: Weight::Int8(m), bias }
+    }
+
+    pub fn int8(&self) -> Option<&Int8Matrix> {
+        match &self.weight {
+            Weight::Int8(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    pub fn k(&self) -> usize {
+        self.k
+    }
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Bytes of weights one forward reads (whatever the number of rows).
+    pub fn weight_bytes(&self) -> usize {
+        let w = match &self.weight {
+            Weight::F32(w) => w.len() * 4,
+            Weight::Bf16(w) => w.len() * 2,
+            Weight::Int8(m) => m.bytes(),
+        };
+        w + self.bias.as_ref().map_or(0, |b| b.len() * 4)
+    }
+
+    /// `out (rows × n) = x (rows × k) · Wᵀ + b`.
+    pub fn forward(&self, x: &[f32], rows: usize, out: &mut [f32]) -> Result<()> {
+        debug_assert_eq!(x.len(), rows * self.k);
+        debug_assert_eq!(out.len(), rows * self.n);
+        match &self.weight {
+            Weight::F32(w) => gemm::matmul(x, rows, self.k, w, self.n, self.bias.as_deref(), out),
+            Weight::Bf16(w) => gemm::matmul(x, rows, self.k, w, self.n, self.bias.as_deref(), out),
+            Weight::Int8(m) => int8_forward(m, self.bias.as_deref(), x, rows, out)?,
+        }
+        Ok(())
+    }
+
+    /// The float weights (f32 or bf16), for tests and the embedding of tied models.
+    pub fn row_f32(&self, j: usize, out: &mut [f32]) -> bool {
+        let k = self.k;
+        match &self.weight {
+            Weight::F32(w) => out.copy_from_slice(&w[j * k..(j + 1) * k]),
+            Weight::Bf16(w) => out.iter_mut().zip(&w[j * k..(j + 1) * k]).for_each(|(o, v)| *o = v.widen()),
+            Weight::Int8(_) => return false,
+        }
+        true
+    }
+}
+
+/// Quantized activations of `rows` tokens: bytes at stride `k_padded`, and each row's scale.
+pub struct QuantizedRows {
+    data: Vec<u8>,
+    stride: usize,
+    scales: Vec<f32>,
+}
+
+/// Quantizes each row with its own scale (`max |x| / 127`), through the dispatched kernel.
+pub fn quantize_rows(x: &[f32], rows: usize, k: usize, k_padded: usize) -> Result<QuantizedRows> {
+    let kernels = reseam_kernels::dispatch::kernels().map_err(|e| Error::Kernels(e.to_string()))?;
+    let mut data = vec![0u8; rows * k_padded];
+    let mut scales = vec![0f32; rows];
+    let work = |(xr, (qr, s)): (&[f32], (&mut [u8], &mut f32))| {
+        let amax = xr.iter().fold(0f32, |m, v| m.max(v.abs()));
+        let amax = if amax > 0.0 && amax.is_finite() { amax } else { 1.0 };
+        kernels.quantize(xr, 127.0 / amax, &mut qr[..k]);
+        *s = amax / 127.0;
+    };
+    let it = x.chunks_exact(k).zip(data.chunks_exact_mut(k_padded).zip(scales.iter_mut()));
+    if rows >= 16 {
+        it.par_bridge().for_each(work);
+    } else {
+        it.for_each(work);
+    }
+    Ok(QuantizedRows { data, stride: k_padded, scales })
+}
+
+fn int8_forward(m: &Int8Matrix, bias: Option<&[f32]>, x: &[f32], rows: usize, out: &mut [f32]) -> Result<()> {
+    let kernels = reseam_kernels::dispatch::kernels().map_err(|e| Error::Kernels(e.to_string()))?;
+    let kp = reseam_kernels::pack::padded(m.k, m.n).0;
+    let q = quantize_rows(x, rows, m.k, kp)?;
+    int8_product(kernels, m, bias, &q, rows, out)
+}
+
+/// The product of quantized rows with an int8 matrix, split over threads by column blocks.
+pub fn int8_product(
+    kernels: &reseam_kernels::Kernels,
+    m: &Int8Matrix,
+    bias: Option<&[f32]>,
+    q: &QuantizedRows,
+    rows: usize,
+    out: &mut [f32],
+) -> Result<()> {
+    let a = QuantizedA { data: &q.data, rows, stride: q.stride };
+    let run = |c0: usize, p: &PackedB, o: &mut [f32], stride: usize| {
+        let c1 = c0 + p.n();
+        let ep = Epilogue {
+            zero_fix: Some(&m.zero_fix[c0..c1]),
+            scale: Scale::RowsColumns { rows: &q.scales, cols: &m.scales[c0..c1] },
+            bias: bias.map(|b| &b[c0..c1]),
+            relu: false,
+        };
+        kernels
+            .gemm(Arithmetic::Exact, &a, p, &ep, &mut Output::F32 { data: o, stride })
+            .map_err(|e| Error::Kernels(e.to_string()))
+    };
+    if rows == 1 {
+        // Column blocks of one row are disjoint slices of the output: no copies.
+        let mut slices = Vec::with_capacity(m.blocks.len());
+        let mut rest = out;
+        for (_, p) in &m.blocks {
+            let (head, tail) = rest.split_at_mut(p.n());
+            slices.push(head);
+            rest = tail;
+        }
+        return m.blocks.par_iter().zip(slices).try_for_each(|((c0, p), o)| run(*c0, p, o, p.n()));
+    }
+    let parts: Vec<Vec<f32>> = m
+        .blocks
+        .par_iter()
+        .map(|(c0, p)| {
+            let mut o = vec![0f32; rows * p.n()];
+            run(*c0, p, &mut o, p.n()).map(|()| o)
+        })
+        .collect::<Result<_>>()?;
+    for ((c0, p), o) in m.blocks.iter().zip(parts) {
+        let nc = p.n();
+        for i in 0..rows {
+            out[i * m.n + c0..i * m.n + c0 + nc].copy_from_slice(&o[i * nc..(i + 1) * nc]);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(j: usize, out: &mut [f32]) {
+        for (t, o) in out.iter_mut().enumerate() {
+            *o = (((j * 131 + t * 71) % 97) as f32 - 48.0) / 17.0;
+        }
+    }
+
+    #[test]
+    fn quantize_row_uses_absmax_and_half_even() {
+        let mut q = [0i8; 4];
+        let s = quantize_row(&[127.0, -63.5, 0.5, 1.5], &mut q);
+        assert_eq!(s, 1.0);
+        assert_eq!(q, [127, -64, 0, 2]);
+        let w: Vec<f32> = (0..=2540).map(|i| i as f32 / 10.0 - 127.0).collect();
+        let mut qs = vec![0i8; w.len()];
+        quantize_row(&w, &mut qs);
+        for (v, q) in w.iter().zip(&qs) {
+            assert_eq!(*q as f32, v.round_ties_even(), "{v}");
+        }
+        assert_eq!(quantize_row(&[0.0; 4], &mut q), 0.0);
+        assert_eq!(q, [0; 4]);
+    }
+
+    #[test]
+    fn int8_layer_is_close_to_f32_and_batch_invariant() {
+        let (k, n, rows) = (150, 70, 5);
+        let bias: Vec<f32> = (0..n).map(|j| j as f32 * 0.01).collect();
+        let f = Linear::build(k, n, Precision::F32, Some(bias.clone()), &row);
+        let q = Linear::build(k, n, Precision::Int8, Some(bias), &row);
+        let x: Vec<f32> = (0..rows * k).map(|i| ((i * 37 % 101) as f32 - 50.0) / 25.0).collect();
+        let (mut yf, mut yq) = (vec![0f32; rows * n], vec![0f32; rows * n]);
+        f.forward(&x, rows, &mut yf).unwrap();
+        q.forward(&x, rows, &mut yq).unwrap();
+        let max = yf.iter().fold(0f32, |m, v| m.max(v.abs()));
+        for (a, b) in yf.iter().zip(&yq) {
+            assert!((a - b).abs() < 0.02 * max, "{a} vs {b}");
+        }
+        for i in 0..rows {
+            let mut one = vec![0f32; n];
+            q.forward(&x[i * k..(i + 1) * k], 1, &mut one).unwrap();
+            assert_eq!(one, yq[i * n..(i + 1) * n]);
+        }
+    }
+
+    #[test]
+    fn packed_file_round_trip_gives_the_same_products() {
+        let (k, n) = (64, 1000);
+        let m = Int8Matrix::quantize(k, n, &row);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.reseam");
+        let mut w = pack::Writer::create(&path).unwrap();
+        m.write(&mut w, "w").unwrap();
+        w.finish("test", serde_json::Value::Null).unwrap();
+        let f = pack::PackFile::open(&path).unwrap();
+        let r = Linear::from_int8(Int8Matrix::read(&f, "w", k, n).unwrap(), None);
+        let l = Linear::from_int8(m, None);
+        let x: Vec<f32> = (0..3 * k).map(|i| (i % 13) as f32 - 6.0).collect();
+        let (mut a, mut b) = (vec![0f32; 3 * n], vec![0f32; 3 * n]);
+        l.forward(&x, 3, &mut a).unwrap();
+        r.forward(&x, 3, &mut b).unwrap();
+        assert_eq!(a, b);
+    }
+}

@@ -1,0 +1,98 @@
+//! Qwen2 / Qwen2.5: the Llama decoder with biases on the query, key and value projections (not
+//! on the output projection), usually tied embeddings, and an embedding padded past the
+//! tokenizer's size. Sliding-window attention only when `use_sliding_window` is true, and then
+//! only in layers from `max_window_layers` on. Qwen2 technical report, arXiv 2407.10671.
+//! The forward pass is the shared decoder; this file reads `Qwen2ForCausalLM`'s `config.json`.
+
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::layers::{DecoderSpec, RopeSpec};
+use super::llama::{default_act, default_eps};
+use super::{Error, Result};
+
+/// `config.json` of `Qwen2ForCausalLM`, with Transformers' defaults for absent keys.
+#[derive(Debug, Deserialize)]
+pub struct Config {
+    pub hidden_size: usize,
+    pub intermediate_size: usize,
+    pub num_hidden_layers: usize,
+    pub num_attention_heads: usize,
+    pub num_key_value_heads: Option<usize>,
+    pub head_dim: Option<usize>,
+    #[serde(default = "default_eps")]
+    pub rms_norm_eps: f64,
+    pub rope_theta: Option<f64>,
+    pub rope_scaling: Option<Value>,
+    pub rope_parameters: Option<Value>,
+    #[serde(default = "default_max_positions")]
+    pub max_position_embeddings: usize,
+    pub vocab_size: usize,
+    #[serde(default)]
+    pub tie_word_embeddings: bool,
+    #[serde(default)]
+    pub use_sliding_window: bool,
+    pub sliding_window: Option<usize>,
+    #[serde(default = "default_act")]
+    pub hidden_act: String,
+}
+
+fn default_max_positions() -> usize {
+    32768
+}
+
+impl Config {
+    pub fn spec(&self, path: &Path) -> Result<DecoderSpec> {
+        super::check_act(&self.hidden_act, path)?;
+        if self.use_sliding_window {
+            // Per-layer windows (max_window_layers) are not implemented; no released Qwen2.5
+            // checkpoint turns them on.
+            return Err(Error::Field {
+                path: path.to_path_buf(),
+                field: "use_sliding_window".into(),
+                msg: "true is not supported (reseam runs Qwen2 with full attention)".into(),
+            });
+        }
+        let spec = DecoderSpec {
+            hidden: self.hidden_size,
+            intermediate: self.intermediate_size,
+            layers: self.num_hidden_layers,
+            heads: self.num_attention_heads,
+            kv_heads: self.num_key_value_heads.unwrap_or(self.num_attention_heads),
+            head_dim: self.head_dim.unwrap_or(self.hidden_size / self.num_attention_heads.max(1)),
+            vocab: self.vocab_size,
+            rms_norm_eps: self.rms_norm_eps as f32,
+            rope: RopeSpec::from_config(
+                self.rope_theta,
+                self.rope_scaling.as_ref(),
+                self.rope_parameters.as_ref(),
+                path,
+            )?,
+            max_positions: self.max_position_embeddings,
+            tied_embeddings: self.tie_word_embeddings,
+            qkv_bias: true,
+            o_bias: false,
+            mlp_bias: false,
+            sliding_window: None,
+        };
+        spec.validate(path)?;
+        Ok(spec)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn qwen_has_qkv_bias_derived_head_dim_and_padded_vocab() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/llm/qwen2-tiny/config.json");
+        let c: Config = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let s = c.spec(&path).unwrap();
+        assert_eq!((s.hidden, s.heads, s.head_dim, s.vocab), (32, 2, 16, 151936));
+        assert!(s.qkv_bias && !s.o_bias && s.tied_embeddings);
+        assert_eq!(s.sliding_window, None);
+    }
+}
