@@ -10,14 +10,14 @@
 //! templates, the decoder over a KV cache, greedy decoding).
 //!
 //! Beside them: `kernels` (the `reseam-kernels` crate: int8 products per instruction set),
-//! `pack` (the memory-mapped container for prepared weights), `membw` (memory bandwidth).
+//! `pack` (the memory-mapped container for prepared weights), `bench` (GEMM throughput, memory
+//! bandwidth).
 
 pub mod bench;
 pub mod decode;
 pub mod fetch;
 pub mod layers;
 pub mod llm;
-pub mod membw;
 pub mod model;
 pub mod pack;
 pub mod paths;

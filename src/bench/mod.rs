@@ -1,3 +1,4 @@
-//! Benchmarks behind the `bench-*` subcommands.
+//! Benchmarks behind `bench-gemm` and `bench memory|llm`.
 
 pub mod gemm;
+pub mod memory;

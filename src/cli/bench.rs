@@ -4,8 +4,8 @@
 use std::io::Write;
 
 use anyhow::Context;
+use reseam::bench::memory as membw;
 use reseam::llm::{bench, synthetic};
-use reseam::membw;
 
 use super::UsageError;
 

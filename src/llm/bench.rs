@@ -14,7 +14,7 @@ use super::decoder::LogitRows;
 use super::layers::DecoderSpec;
 use super::linear::{self, Int8Matrix, Precision};
 use super::{Error, Model, Result, synthetic};
-use crate::membw::{self, Bandwidth};
+use crate::bench::memory::{self as membw, Bandwidth};
 
 /// What to measure.
 #[derive(Clone, Debug)]
