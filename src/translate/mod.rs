@@ -105,6 +105,17 @@ pub enum TranslateError {
          run `reseam fetch {from}-{to}` first, or drop --offline"
     )]
     Offline { from: String, to: String, dir: PathBuf },
+    #[error(
+        "no {from}→{to} model under {dir}, and downloading it failed (`reseam fetch --help` shows how \
+         to fetch from a mirror or a folder; --models names another models folder)"
+    )]
+    Download {
+        from: String,
+        to: String,
+        dir: PathBuf,
+        #[source]
+        source: FetchError,
+    },
     #[error("input line {line} is not valid UTF-8; convert the input to UTF-8 first (e.g. with iconv)")]
     InvalidUtf8 { line: usize },
     #[error("reading the input: {0}")]
@@ -148,7 +159,9 @@ impl Translator {
                     (None, Some(fetch)) => {
                         let mut fetch = fetch.clone();
                         fetch.models_dir = dir.clone();
-                        let folders = crate::fetch::ensure_pair(&fetch, from, to)?;
+                        let folders = crate::fetch::ensure_pair(&fetch, from, to).map_err(|source| {
+                            TranslateError::Download { from: from.into(), to: to.into(), dir: dir.clone(), source }
+                        })?;
                         let pairs: Vec<(&str, &str)> =
                             if folders.len() == 1 { vec![(from, to)] } else { vec![(from, PIVOT), (PIVOT, to)] };
                         folders
