@@ -56,6 +56,8 @@ impl std::fmt::Display for Isa {
 /// A kernel entry point: computes one checked part of a product.
 pub(crate) type PartFn = unsafe fn(&Part);
 type QuantizeFn = unsafe fn(&[f32], f32, &mut [u8]);
+type FmaVvFn = unsafe fn(&mut [f32], &[f32], &[f32]);
+type FmaSvFn = unsafe fn(&mut [f32], f32, &[f32]);
 
 /// A register-only loop of an instruction set's product step, to measure its peak.
 #[derive(Clone, Copy, Debug)]
@@ -107,6 +109,8 @@ pub struct Kernels {
     /// `None` when this ISA cannot reproduce the pair-saturating arithmetic bit for bit.
     saturating: Option<Path>,
     quantize: QuantizeFn,
+    /// The fused multiply-adds of the float side ([`scalar::fma_vv`], [`scalar::fma_sv`]).
+    fma: (FmaVvFn, FmaSvFn),
     /// Row and column-block counts that split work without cutting a kernel tile.
     grain: (usize, usize),
 }
@@ -143,6 +147,7 @@ impl Kernels {
             exact: REFERENCE_EXACT,
             saturating: Some(REFERENCE_SATURATING),
             quantize: quantize_scalar,
+            fma: (fma_vv_scalar, fma_sv_scalar),
             grain: (1, 1),
         }
     }
@@ -251,6 +256,22 @@ impl Kernels {
         unsafe { (self.quantize)(src, scale, dst) }
     }
 
+    /// `acc[i] = a[i] · b[i] + acc[i]`, one rounding per element (see [`scalar::fma_vv`]).
+    #[inline]
+    pub fn fma_vv(&self, acc: &mut [f32], a: &[f32], b: &[f32]) {
+        assert!(a.len() >= acc.len() && b.len() >= acc.len(), "fma_vv: operands shorter than the accumulator");
+        // SAFETY: the table was built for an ISA this CPU runs, and the lengths are checked.
+        unsafe { (self.fma.0)(acc, a, b) }
+    }
+
+    /// `acc[i] = s · b[i] + acc[i]`, one rounding per element (see [`scalar::fma_sv`]).
+    #[inline]
+    pub fn fma_sv(&self, acc: &mut [f32], s: f32, b: &[f32]) {
+        assert!(b.len() >= acc.len(), "fma_sv: operand shorter than the accumulator");
+        // SAFETY: the table was built for an ISA this CPU runs, and the length is checked.
+        unsafe { (self.fma.1)(acc, s, b) }
+    }
+
     /// `out = epilogue(a · b)` in the given arithmetic, after checking every length.
     pub fn gemm(
         &self,
@@ -317,6 +338,14 @@ impl PeakLoop {
 
 fn quantize_scalar(src: &[f32], scale: f32, dst: &mut [u8]) {
     scalar::quantize(src, scale, dst)
+}
+
+fn fma_vv_scalar(acc: &mut [f32], a: &[f32], b: &[f32]) {
+    scalar::fma_vv(acc, a, b)
+}
+
+fn fma_sv_scalar(acc: &mut [f32], s: f32, b: &[f32]) {
+    scalar::fma_sv(acc, s, b)
 }
 
 /// Worst to best: the process takes the last one it can run.
@@ -400,7 +429,9 @@ fn table(isa: Isa) -> Result<Kernels, String> {
                 // The outer arm lists exactly the x86 ISAs.
                 _ => unreachable!("non-x86 ISA in the x86 arm"),
             };
-            Ok(Kernels { isa, variant: "", exact, saturating: Some(saturating), quantize, grain })
+            // Every x86 table needs AVX2 and FMA (see `cpu.rs`), so all take the ymm forms.
+            let fma: (FmaVvFn, FmaSvFn) = (ymm::fma_vv, ymm::fma_sv);
+            Ok(Kernels { isa, variant: "", exact, saturating: Some(saturating), quantize, fma, grain })
         }
         #[cfg(target_arch = "aarch64")]
         Isa::Neon => {
@@ -420,6 +451,7 @@ fn table(isa: Isa) -> Result<Kernels, String> {
                 // No NEON body reproduces maddubs pair saturation; Firefox is exact on ARM64.
                 saturating: None,
                 quantize: neon::quantize,
+                fma: (neon::fma_vv, neon::fma_sv),
                 grain: (16, 1),
             })
         }

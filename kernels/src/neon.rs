@@ -272,6 +272,44 @@ pub(crate) unsafe fn quantize(src: &[f32], scale: f32, dst: &mut [u8]) {
     scalar::quantize(&src[whole..], scale, &mut dst[whole..]);
 }
 
+/// [`crate::scalar::fma_vv`] with `fmla`: the same single rounding per element.
+///
+/// # Safety
+/// The CPU has NEON; `a` and `b` are at least as long as `acc`.
+#[target_feature(enable = "neon")]
+pub(crate) unsafe fn fma_vv(acc: &mut [f32], a: &[f32], b: &[f32]) {
+    let whole = acc.len() / 4 * 4;
+    for i in (0..whole).step_by(4) {
+        // SAFETY: 4 floats at `i` in each slice (`i + 4 <= acc.len() <= a.len(), b.len()`).
+        unsafe {
+            let c = acc.as_mut_ptr().add(i);
+            vst1q_f32(c, vfmaq_f32(vld1q_f32(c), vld1q_f32(a.as_ptr().add(i)), vld1q_f32(b.as_ptr().add(i))));
+        }
+    }
+    for i in whole..acc.len() {
+        acc[i] = a[i].mul_add(b[i], acc[i]);
+    }
+}
+
+/// [`crate::scalar::fma_sv`] with `fmla`.
+///
+/// # Safety
+/// The CPU has NEON; `b` is at least as long as `acc`.
+#[target_feature(enable = "neon")]
+pub(crate) unsafe fn fma_sv(acc: &mut [f32], s: f32, b: &[f32]) {
+    let whole = acc.len() / 4 * 4;
+    for i in (0..whole).step_by(4) {
+        // SAFETY: 4 floats at `i` in both slices (`i + 4 <= acc.len() <= b.len()`).
+        unsafe {
+            let c = acc.as_mut_ptr().add(i);
+            vst1q_f32(c, vfmaq_n_f32(vld1q_f32(c), vld1q_f32(b.as_ptr().add(i)), s));
+        }
+    }
+    for i in whole..acc.len() {
+        acc[i] = s.mul_add(b[i], acc[i]);
+    }
+}
+
 pub(crate) const PEAK_EXACT: PeakLoop =
     PeakLoop { instructions: "sdot (by element)", macs_per_iter: 16 * 16, run: peak_exact };
 

@@ -30,6 +30,24 @@ pub fn cvt_rne(t: f32) -> i32 {
     if (-2_147_483_648.0..2_147_483_648.0).contains(&t) { t.round_ties_even() as i32 } else { i32::MIN }
 }
 
+/// `acc[i] = a[i] · b[i] + acc[i]` with one rounding (a fused multiply-add) per element. The
+/// float side of the engines (attention as MKL orders it) is built from this and [`fma_sv`],
+/// so that CPUs with FMA units run it at vector speed with the same bits.
+pub fn fma_vv(acc: &mut [f32], a: &[f32], b: &[f32]) {
+    assert!(a.len() >= acc.len() && b.len() >= acc.len(), "fma_vv: operands shorter than the accumulator");
+    for ((c, &x), &y) in acc.iter_mut().zip(a).zip(b) {
+        *c = x.mul_add(y, *c);
+    }
+}
+
+/// `acc[i] = s · b[i] + acc[i]` with one rounding per element.
+pub fn fma_sv(acc: &mut [f32], s: f32, b: &[f32]) {
+    assert!(b.len() >= acc.len(), "fma_sv: operand shorter than the accumulator");
+    for (c, &y) in acc.iter_mut().zip(b) {
+        *c = s.mul_add(y, *c);
+    }
+}
+
 /// The exact int32 dot product of row `i` of `a` with column `j` of `b`.
 #[inline]
 fn dot_exact(a: &[u8], b: &PackedB, j: usize) -> i32 {

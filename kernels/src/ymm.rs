@@ -162,3 +162,48 @@ pub(crate) unsafe fn quantize(src: &[f32], scale: f32, dst: &mut [u8]) {
         dst[i..src.len()].copy_from_slice(&out[..src.len() - i]);
     }
 }
+
+/// [`crate::scalar::fma_vv`] with `vfmadd231ps ymm`: the same single rounding per element.
+///
+/// # Safety
+/// The CPU has AVX2 and FMA; `a` and `b` are at least as long as `acc`.
+#[target_feature(enable = "avx2,fma")]
+pub(crate) unsafe fn fma_vv(acc: &mut [f32], a: &[f32], b: &[f32]) {
+    let whole = acc.len() / 8 * 8;
+    for i in (0..whole).step_by(8) {
+        // SAFETY: 8 floats at `i` in each slice (`i + 8 <= acc.len() <= a.len(), b.len()`).
+        unsafe {
+            let c = acc.as_mut_ptr().add(i);
+            let r = _mm256_fmadd_ps(
+                _mm256_loadu_ps(a.as_ptr().add(i)),
+                _mm256_loadu_ps(b.as_ptr().add(i)),
+                _mm256_loadu_ps(c),
+            );
+            _mm256_storeu_ps(c, r);
+        }
+    }
+    for i in whole..acc.len() {
+        // With FMA enabled this is one `vfmadd` (the scalar form), not a library call.
+        acc[i] = a[i].mul_add(b[i], acc[i]);
+    }
+}
+
+/// [`crate::scalar::fma_sv`] with `vfmadd231ps ymm`.
+///
+/// # Safety
+/// The CPU has AVX2 and FMA; `b` is at least as long as `acc`.
+#[target_feature(enable = "avx2,fma")]
+pub(crate) unsafe fn fma_sv(acc: &mut [f32], s: f32, b: &[f32]) {
+    let whole = acc.len() / 8 * 8;
+    let sv = _mm256_set1_ps(s);
+    for i in (0..whole).step_by(8) {
+        // SAFETY: 8 floats at `i` in both slices (`i + 8 <= acc.len() <= b.len()`).
+        unsafe {
+            let c = acc.as_mut_ptr().add(i);
+            _mm256_storeu_ps(c, _mm256_fmadd_ps(sv, _mm256_loadu_ps(b.as_ptr().add(i)), _mm256_loadu_ps(c)));
+        }
+    }
+    for i in whole..acc.len() {
+        acc[i] = s.mul_add(b[i], acc[i]);
+    }
+}

@@ -348,6 +348,37 @@ proptest! {
     }
 }
 
+/// Bits, with every NaN alike: which NaN an FMA unit returns is not part of the arithmetic.
+fn fbits(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|x| if x.is_nan() { u32::MAX } else { x.to_bits() }).collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn fused_multiply_adds_equal_reference(
+        v in prop::collection::vec((awkward_f32(), awkward_f32(), awkward_f32()), 0..70),
+        s in awkward_f32(),
+        spare in 0usize..3,
+    ) {
+        let acc: Vec<f32> = v.iter().map(|t| t.0 * 1e-3).collect();
+        // Operands may be longer than the accumulator; only its length is touched.
+        let a: Vec<f32> = v.iter().map(|t| t.1).chain(std::iter::repeat_n(1.0, spare)).collect();
+        let b: Vec<f32> = v.iter().map(|t| t.2).chain(std::iter::repeat_n(1.0, spare)).collect();
+        let (mut want_vv, mut want_sv) = (acc.clone(), acc.clone());
+        scalar::fma_vv(&mut want_vv, &a, &b);
+        scalar::fma_sv(&mut want_sv, s, &b);
+        for k in Kernels::candidates() {
+            let (mut vv, mut sv) = (acc.clone(), acc.clone());
+            k.fma_vv(&mut vv, &a, &b);
+            k.fma_sv(&mut sv, s, &b);
+            prop_assert_eq!(fbits(&vv), fbits(&want_vv), "{} fma_vv", k.name());
+            prop_assert_eq!(fbits(&sv), fbits(&want_sv), "{} fma_sv", k.name());
+        }
+    }
+}
+
 /// Names which instruction sets these tests ran and which they skipped (and why), and fails
 /// when `RESEAM_TEST_REQUIRE_ISA` lists one that is not usable.
 #[test]

@@ -106,7 +106,7 @@ pub fn run(args: Args, verbose: bool) -> anyhow::Result<()> {
     let mut translator = Translator::load(&opts).map_err(|e| match e {
         TranslateError::Fetch(f) => super::fetch::cli_error(f),
         // An unknown language pair is the user's to fix, as in `reseam fetch`.
-        TranslateError::Download { source, .. } if source.is_usage() => super::fetch::cli_error(source),
+        TranslateError::Download { source, .. } if source.is_usage() => super::fetch::cli_error(*source),
         TranslateError::Text(t @ reseam::text::Error::Language { .. }) => UsageError(t.to_string()).into(),
         e => e.into(),
     })?;

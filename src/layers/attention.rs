@@ -34,6 +34,8 @@
 //! Padding is never part of a product here: each sentence attends over its own keys, so the
 //! result does not depend on which other sentences share the batch.
 
+use reseam_kernels::Kernels;
+
 use super::softmax::softmax;
 
 /// A read-only matrix view: element `(row, t)` is `data[row * stride + col + t]`.
@@ -82,7 +84,18 @@ fn chain(a: &[f32], b: &[f32]) -> f32 {
     acc
 }
 
-fn one_row_carry(a: &[f32], b: &[f32]) -> f32 {
+/// The fused multiply-add of whole lanes: `acc[l] = fma(a[l], b[l], acc[l])`. The specification
+/// passes [`fma_lanes`]; the engine passes its kernels' vector form, which gives the same bits.
+trait FmaLanes: Fn(&mut [f32], &[f32], &[f32]) {}
+impl<F: Fn(&mut [f32], &[f32], &[f32])> FmaLanes for F {}
+
+fn fma_lanes(acc: &mut [f32], a: &[f32], b: &[f32]) {
+    for ((c, &x), &y) in acc.iter_mut().zip(a).zip(b) {
+        *c = fma(x, y, *c);
+    }
+}
+
+fn one_row_carry(a: &[f32], b: &[f32], f: &impl FmaLanes) -> f32 {
     let k = a.len();
     let mut carry = a[0] * b[0];
     let full = (k - 1) / 16;
@@ -91,9 +104,7 @@ fn one_row_carry(a: &[f32], b: &[f32]) -> f32 {
         let mut lanes = [0f32; 16];
         lanes[0] = carry;
         for _ in 0..full {
-            for (l, lane) in lanes.iter_mut().enumerate() {
-                *lane = fma(a[i + l], b[i + l], *lane);
-            }
+            f(&mut lanes, &a[i..i + 16], &b[i..i + 16]);
             i += 16;
         }
         carry = halve16(lanes);
@@ -101,9 +112,7 @@ fn one_row_carry(a: &[f32], b: &[f32]) -> f32 {
     if i < k {
         let mut lanes = [0f32; 16];
         lanes[0] = carry;
-        for (l, lane) in lanes.iter_mut().enumerate().take(k - i) {
-            *lane = fma(a[i + l], b[i + l], *lane);
-        }
+        f(&mut lanes[..k - i], &a[i..k], &b[i..k]);
         carry = halve16(lanes);
     }
     carry
@@ -111,14 +120,18 @@ fn one_row_carry(a: &[f32], b: &[f32]) -> f32 {
 
 /// Chunks of 16 from `start` into one set of lanes, halved; the second chunk, when full, is
 /// multiplied and added instead of fused if `second_unfused`.
-fn lanes16(a: &[f32], b: &[f32], start: usize, second_unfused: bool) -> f32 {
+fn lanes16(a: &[f32], b: &[f32], start: usize, second_unfused: bool, f: &impl FmaLanes) -> f32 {
     let k = a.len();
     let mut lanes = [0f32; 16];
     let (mut i, mut c) = (start, 0);
     while i < k {
-        let plain = c == 1 && i + 16 <= k && second_unfused;
-        for (l, lane) in lanes.iter_mut().enumerate().take(k - i) {
-            *lane = if plain { *lane + a[i + l] * b[i + l] } else { fma(a[i + l], b[i + l], *lane) };
+        let end = k.min(i + 16);
+        if c == 1 && i + 16 <= k && second_unfused {
+            for (l, lane) in lanes.iter_mut().enumerate() {
+                *lane += a[i + l] * b[i + l];
+            }
+        } else {
+            f(&mut lanes[..end - i], &a[i..end], &b[i..end]);
         }
         i += 16;
         c += 1;
@@ -126,18 +139,18 @@ fn lanes16(a: &[f32], b: &[f32], start: usize, second_unfused: bool) -> f32 {
     halve16(lanes)
 }
 
-fn one_row_tail(a: &[f32], b: &[f32], tail_index: usize) -> f32 {
-    a[0] * b[0] + lanes16(a, b, 1, tail_index.is_multiple_of(2))
+fn one_row_tail(a: &[f32], b: &[f32], tail_index: usize, f: &impl FmaLanes) -> f32 {
+    a[0] * b[0] + lanes16(a, b, 1, tail_index.is_multiple_of(2), f)
 }
 
 /// One element of `Q·Kᵀ` before scaling, for a product of `m` queries by `n` keys.
 #[inline]
-fn qk(m: usize, n: usize, i: usize, j: usize, q: &[f32], k: &[f32]) -> f32 {
+fn qk(m: usize, n: usize, i: usize, j: usize, q: &[f32], k: &[f32], f: &impl FmaLanes) -> f32 {
     if m == 1 {
         let blocks = n / 4 * 4;
-        if j < blocks { one_row_carry(q, k) } else { one_row_tail(q, k, j - blocks) }
+        if j < blocks { one_row_carry(q, k, f) } else { one_row_tail(q, k, j - blocks, f) }
     } else if n < 4 {
-        lanes16(q, k, 0, i.is_multiple_of(2))
+        lanes16(q, k, 0, i.is_multiple_of(2), f)
     } else {
         chain(q, k)
     }
@@ -163,9 +176,106 @@ fn wv_one_row(w: &[f32], v: impl Fn(usize) -> f32) -> f32 {
 }
 
 /// Attention of `m` query rows over `n` keys of one head of size `dk`; writes `m` rows of `dk`
-/// values at `out[row * out_stride + out_col ..]`. `scores` is scratch space.
+/// values at `out[row * out_stride + out_col ..]`. `scratch` is working memory.
+///
+/// Each output element gets the operations [`attend_reference`] gives it, in the same order;
+/// only the grouping into vector instructions differs: the encoder's plain chains run across
+/// keys (over a transposed copy of the keys), the value sums across the head's dimensions.
 #[allow(clippy::too_many_arguments)]
 pub fn attend(
+    kern: &Kernels,
+    q: View,
+    m: usize,
+    k: View,
+    v: View,
+    n: usize,
+    dk: usize,
+    scale: f32,
+    scratch: &mut Vec<f32>,
+    out: &mut [f32],
+    out_stride: usize,
+    out_col: usize,
+) {
+    let chains = m > 1 && n >= 4;
+    scratch.clear();
+    scratch.resize(m * n + if chains { dk * n } else { 0 } + 4 * dk, 0.0);
+    let (scores, rest) = scratch.split_at_mut(m * n);
+    let (kt, tmp) = rest.split_at_mut(if chains { dk * n } else { 0 });
+    let f = |acc: &mut [f32], a: &[f32], b: &[f32]| kern.fma_vv(acc, a, b);
+    if chains {
+        for j in 0..n {
+            for (t, &x) in k.row(j, dk).iter().enumerate() {
+                kt[t * n + j] = x;
+            }
+        }
+    }
+    for i in 0..m {
+        let qi = q.row(i, dk);
+        let row = &mut scores[i * n..(i + 1) * n];
+        if chains {
+            // `chain(q, k_j)` for every key j at once: fma over t from 0, starting at 0.
+            for (t, &qt) in qi.iter().enumerate() {
+                kern.fma_sv(row, qt, &kt[t * n..(t + 1) * n]);
+            }
+            for s in row.iter_mut() {
+                *s *= scale;
+            }
+        } else {
+            for (j, s) in row.iter_mut().enumerate() {
+                *s = qk(m, n, i, j, qi, k.row(j, dk), &f) * scale;
+            }
+        }
+        softmax(row);
+    }
+    let (c, tmp) = tmp.split_at_mut(dk);
+    let (s, tmp) = tmp.split_at_mut(dk);
+    let (t1, t2) = tmp.split_at_mut(dk);
+    let t2 = &mut t2[..dk];
+    for i in 0..m {
+        let w = &scores[i * n..(i + 1) * n];
+        let o = &mut out[i * out_stride + out_col..i * out_stride + out_col + dk];
+        if m == 1 {
+            // [`wv_one_row`] for all dimensions at once.
+            c.fill(0.0);
+            let mut b = 0;
+            while b + 8 <= n {
+                s.copy_from_slice(c);
+                kern.fma_sv(s, w[b + 6], v.row(b + 6, dk));
+                kern.fma_sv(s, w[b + 4], v.row(b + 4, dk));
+                // pair(p, q) = fma(w_p, v_p, w_q · v_q)
+                let pair = |into: &mut [f32], p: usize, q: usize| {
+                    for (x, &vq) in into.iter_mut().zip(v.row(q, dk)) {
+                        *x = w[q] * vq;
+                    }
+                    kern.fma_sv(into, w[p], v.row(p, dk));
+                };
+                pair(t1, b + 5, b + 7);
+                for (x, &y) in s.iter_mut().zip(t1.iter()) {
+                    *x += y;
+                }
+                pair(t1, b, b + 2);
+                pair(t2, b + 1, b + 3);
+                for d in 0..dk {
+                    c[d] = s[d] + (t1[d] + t2[d]);
+                }
+                b += 8;
+            }
+            for (j, &wj) in w.iter().enumerate().skip(b) {
+                kern.fma_sv(c, wj, v.row(j, dk));
+            }
+            o.copy_from_slice(c);
+        } else {
+            o.fill(0.0);
+            for (j, &wj) in w.iter().enumerate() {
+                kern.fma_sv(o, wj, v.row(j, dk));
+            }
+        }
+    }
+}
+
+/// The specification of [`attend`]: every element computed on its own, in scalar code.
+#[allow(clippy::too_many_arguments)]
+pub fn attend_reference(
     q: View,
     m: usize,
     k: View,
@@ -184,7 +294,7 @@ pub fn attend(
         let qi = q.row(i, dk);
         let row = &mut scores[i * n..(i + 1) * n];
         for (j, s) in row.iter_mut().enumerate() {
-            *s = qk(m, n, i, j, qi, k.row(j, dk)) * scale;
+            *s = qk(m, n, i, j, qi, k.row(j, dk), &fma_lanes) * scale;
         }
         softmax(row);
     }
@@ -252,7 +362,7 @@ mod tests {
             let alpha = 1.0f32 / (dk as f32).sqrt();
             let (q, k) = (sample(m, dk, 1), sample(n, dk, 2));
             let got: Vec<f32> = (0..m * n)
-                .map(|e| qk(m, n, e / n, e % n, &q[e / n * dk..][..dk], &k[e % n * dk..][..dk]) * alpha)
+                .map(|e| qk(m, n, e / n, e % n, &q[e / n * dk..][..dk], &k[e % n * dk..][..dk], &fma_lanes) * alpha)
                 .collect();
             assert_eq!(bits(&got), want, "q·kᵀ {m}×{n}, head size {dk}");
         }
@@ -285,6 +395,40 @@ mod tests {
         }
     }
 
+    /// Every kernel table this CPU runs gives the specification's bits, on the shapes that
+    /// take each path (one query row with and without a tail of keys, 2–3 keys, plain chains)
+    /// and head sizes with partial chunks.
+    #[test]
+    fn vector_forms_equal_the_specification_bit_for_bit() {
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut rnd = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 40) as f32 / (1u64 << 24) as f32 * 6.0 - 3.0
+        };
+        let mut ran = Vec::new();
+        for kern in Kernels::candidates() {
+            ran.push(kern.name());
+            for dk in [32, 48, 64, 20, 1] {
+                for m in [1, 2, 3, 7] {
+                    for n in [1, 2, 3, 4, 5, 8, 9, 16, 17, 31, 40] {
+                        let stride = 3 * dk + 5;
+                        let data: Vec<f32> = (0..n.max(m) * stride).map(|_| rnd()).collect();
+                        let view = |col| View { data: &data, stride, col };
+                        let (qv, kv, vv) = (view(1), view(dk + 2), view(2 * dk + 3));
+                        let (mut want, mut got) = (vec![0f32; m * (dk + 4)], vec![0f32; m * (dk + 4)]);
+                        let mut scratch = Vec::new();
+                        attend_reference(qv, m, kv, vv, n, dk, 0.17, &mut scratch, &mut want, dk + 4, 2);
+                        attend(&kern, qv, m, kv, vv, n, dk, 0.17, &mut scratch, &mut got, dk + 4, 2);
+                        assert_eq!(bits(&got), bits(&want), "{}: m={m} n={n} dk={dk}", kern.name());
+                    }
+                }
+            }
+        }
+        eprintln!("attention vector forms checked on: {}", ran.join(", "));
+    }
+
     #[test]
     fn uniform_keys_average_values() {
         let (n, dk) = (5, 4);
@@ -298,7 +442,7 @@ mod tests {
             View { data: &k, stride: dk, col: 0 },
             View { data: &v, stride: dk, col: 0 },
         );
-        attend(qv, 1, kv, vv, n, dk, 0.5, &mut scratch, &mut out, dk, 0);
+        attend(&Kernels::reference(), qv, 1, kv, vv, n, dk, 0.5, &mut scratch, &mut out, dk, 0);
         for o in out {
             assert!((o - 2.0).abs() < 1e-6);
         }

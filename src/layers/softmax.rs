@@ -80,6 +80,16 @@ pub fn log_softmax(row: &mut [f32]) {
             acc[0] += sm.exp();
             *v = sm;
         }
+    } else if lanes == 8 {
+        // Fixed-size lanes so the eight exponentials become vector code.
+        for chunk in row.chunks_exact_mut(8) {
+            let chunk: &mut [f32; 8] = chunk.try_into().expect("chunks of 8");
+            for (a, v) in acc.iter_mut().zip(chunk.iter_mut()) {
+                let sm = *v - max;
+                *a += exp_ps(sm);
+                *v = sm;
+            }
+        }
     } else {
         for chunk in row.chunks_exact_mut(lanes) {
             for (a, v) in acc.iter_mut().zip(chunk.iter_mut()) {

@@ -114,7 +114,7 @@ pub enum TranslateError {
         to: String,
         dir: PathBuf,
         #[source]
-        source: FetchError,
+        source: Box<FetchError>,
     },
     #[error("input line {line} is not valid UTF-8; convert the input to UTF-8 first (e.g. with iconv)")]
     InvalidUtf8 { line: usize },
@@ -159,9 +159,13 @@ impl Translator {
                     (None, Some(fetch)) => {
                         let mut fetch = fetch.clone();
                         fetch.models_dir = dir.clone();
-                        let folders = crate::fetch::ensure_pair(&fetch, from, to).map_err(|source| {
-                            TranslateError::Download { from: from.into(), to: to.into(), dir: dir.clone(), source }
-                        })?;
+                        let folders =
+                            crate::fetch::ensure_pair(&fetch, from, to).map_err(|source| TranslateError::Download {
+                                from: from.into(),
+                                to: to.into(),
+                                dir: dir.clone(),
+                                source: Box::new(source),
+                            })?;
                         let pairs: Vec<(&str, &str)> =
                             if folders.len() == 1 { vec![(from, to)] } else { vec![(from, PIVOT), (PIVOT, to)] };
                         folders

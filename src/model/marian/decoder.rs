@@ -78,6 +78,7 @@ impl Marian {
                 let kv = &st.enc.kv[l];
                 for h in 0..heads {
                     attend(
+                        rt.kernels,
                         View { data: &q[r * d..(r + 1) * d], stride: d, col: h * dk },
                         1,
                         View { data: kv, stride: 2 * d, col: h * dk },

@@ -57,6 +57,7 @@ impl Marian {
                 for h in 0..heads {
                     let view = |col| View { data: base, stride: 3 * d, col };
                     attend(
+                        rt.kernels,
                         view(h * dk),
                         len,
                         view(d + h * dk),
