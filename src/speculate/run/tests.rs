@@ -67,7 +67,7 @@ fn batched_divergences_are_reported_with_their_margins() {
 
 fn run_exact(
     m: &HashModel,
-    pair: &Pair<crate::speculate::hf::HfTokenizer, crate::speculate::hf::HfTokenizer>,
+    pair: &Pair<crate::llm::Tokenizer, crate::llm::Tokenizer>,
 ) -> Report {
     let clock = WallClock::new();
     run(
