@@ -8,13 +8,13 @@
 use std::path::{Path, PathBuf};
 
 use super::{Error as LlmError, Llm, LoadOptions, prompts};
+use crate::speculate::SpeculateError;
 use crate::speculate::clock::WallClock;
 use crate::speculate::decode::{DecodeOptions, Verify};
 use crate::speculate::energy::EnergyMeter;
 use crate::speculate::report::{KSetting, Report};
 use crate::speculate::run::{self, Prompt, RunOptions};
 use crate::speculate::translate::{Pair, Strategy};
-use crate::speculate::SpeculateError;
 
 /// Why an experiment could not run.
 #[derive(Debug, thiserror::Error)]
@@ -215,9 +215,7 @@ pub fn run_models(
         clock_label: "wall".into(),
     };
     let clock = WallClock::new();
-    Ok(run::run(&target.model, &draft.model, &pair, &encoded, &opts, &clock, energy, &mut |p| {
-        progress(Event::Run(p))
-    })?)
+    Ok(run::run(&target.model, &draft.model, &pair, &encoded, &opts, &clock, energy, &mut |p| progress(Event::Run(p)))?)
 }
 
 /// "folder (Architecture, precision)".
@@ -225,6 +223,8 @@ fn label(m: &Llm) -> String {
     let name = m.dir.file_name().map_or_else(|| m.dir.display().to_string(), |n| n.to_string_lossy().into_owned());
     format!("{name} ({}, {})", m.model.architecture().name(), m.model.precision().name())
 }
+
+pub mod bench;
 
 #[cfg(test)]
 mod tests;

@@ -15,10 +15,7 @@ pub fn fixture_dir(model: &str) -> PathBuf {
 pub fn tok(model: &str) -> &'static Tokenizer {
     static TOKS: OnceLock<Vec<Tokenizer>> = OnceLock::new();
     let all = TOKS.get_or_init(|| {
-        MODELS
-            .iter()
-            .map(|m| Tokenizer::from_dir(&fixture_dir(m)).expect("fixture tokenizer loads"))
-            .collect()
+        MODELS.iter().map(|m| Tokenizer::from_dir(&fixture_dir(m)).expect("fixture tokenizer loads")).collect()
     });
     let i = MODELS.iter().position(|m| *m == model).expect("a fixture model name");
     &all[i]

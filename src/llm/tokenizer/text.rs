@@ -63,13 +63,9 @@ impl Tokenizer {
     /// front (SentencePiece-style tokenizers otherwise mark every fragment as a new word).
     pub fn encode_continuation(&self, text: &str) -> super::Result<Vec<u32>> {
         match &self.backend {
-            Backend::Hf { tok, cont, .. } => Ok(cont
-                .as_deref()
-                .unwrap_or(tok)
-                .encode(text, false)
-                .map_err(|e| self.err(e))?
-                .get_ids()
-                .to_vec()),
+            Backend::Hf { tok, cont, .. } => {
+                Ok(cont.as_deref().unwrap_or(tok).encode(text, false).map_err(|e| self.err(e))?.get_ids().to_vec())
+            }
             Backend::Spm { sp, cont, .. } => Ok(cont
                 .as_deref()
                 .unwrap_or(sp)
@@ -235,9 +231,11 @@ mod tests {
     #[test]
     fn continuation_fragments_keep_their_exact_bytes() {
         let m = Tokenizer::from_dir(&dir("mistral-tiny")).unwrap();
-        let spm =
-            Tokenizer::from_sentencepiece(&dir("mistral-tiny").join("tokenizer.model"), &read_tokenizer_config(&dir("mistral-tiny")).unwrap())
-                .unwrap();
+        let spm = Tokenizer::from_sentencepiece(
+            &dir("mistral-tiny").join("tokenizer.model"),
+            &read_tokenizer_config(&dir("mistral-tiny")).unwrap(),
+        )
+        .unwrap();
         let mut all: Vec<(String, Tokenizer)> =
             MODELS.iter().map(|m| (m.to_string(), Tokenizer::from_dir(&dir(m)).unwrap())).collect();
         all.push(("mistral sentencepiece".into(), spm));
