@@ -62,7 +62,7 @@ fn reports_follow_the_documented_schema() {
             csv.to_str().unwrap(),
         ],
         // Settings come from the environment as well as from flags.
-        &[("RESEAM_SPECULATE_VERIFY", "exact"), ("RESEAM_PLOT", svg.to_str().unwrap()), ("RESEAM_NO_PACK", "1")],
+        &[("RESEAM_SPECULATE_VERIFY", "exact"), ("RESEAM_PLOT", svg.to_str().unwrap()), ("RESEAM_NO_PACK", "true")],
     );
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{}\n{}", stdout, text(&out.stderr));
@@ -136,7 +136,7 @@ fn bad_settings_name_the_flag() {
         &t,
         &[&base[..], &["--draft", &model("qwen2-tiny"), "--max-new-tokens", "2", "--json", bad.to_str().unwrap()]]
             .concat(),
-        &[("RESEAM_NO_PACK", "1")],
+        &[("RESEAM_NO_PACK", "true")],
     );
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("missing-dir"), "{}", text(&out.stderr));
