@@ -342,10 +342,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         out.write_all(b"\n")?;
         return Ok(());
     }
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).with_context(|| format!("writing {}", path.display()))?;
-    tmp.write_all(bytes).with_context(|| format!("writing {}", path.display()))?;
-    tmp.persist(path).with_context(|| format!("writing {}", path.display()))?;
+    report::write_atomic(path, bytes)?;
     Ok(())
 }
 

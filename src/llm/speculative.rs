@@ -23,16 +23,16 @@ pub enum Error {
     Target {
         dir: PathBuf,
         #[source]
-        source: LlmError,
+        source: Box<LlmError>,
     },
     #[error("--draft {}: {source}", dir.display())]
     Draft {
         dir: PathBuf,
         #[source]
-        source: LlmError,
+        source: Box<LlmError>,
     },
     #[error("--prompts: {0}")]
-    Prompts(#[source] LlmError),
+    Prompts(#[source] Box<LlmError>),
     #[error("{}: no prompts in the file: give one prompt per line (or JSON Lines with a \"prompt\" field)", path.display())]
     NoPrompts { path: PathBuf },
     #[error(
@@ -131,7 +131,7 @@ impl Settings {
 /// Loads both checkpoints and runs the experiment over the prompt file.
 pub fn run(opts: &Options, energy: &mut dyn EnergyMeter, progress: &mut dyn FnMut(Event)) -> Result<Report, Error> {
     opts.settings.check()?;
-    let prompts = prompts::read(&opts.prompts).map_err(Error::Prompts)?;
+    let prompts = prompts::read(&opts.prompts).map_err(|e| Error::Prompts(Box::new(e)))?;
     if prompts.is_empty() {
         return Err(Error::NoPrompts { path: opts.prompts.clone() });
     }
@@ -144,9 +144,11 @@ pub fn run(opts: &Options, energy: &mut dyn EnergyMeter, progress: &mut dyn FnMu
         })
     };
     // Packing reports arrive from worker threads; pass them on from here.
-    let target = load(&opts.target, "target").map_err(|source| Error::Target { dir: opts.target.clone(), source })?;
+    let target = load(&opts.target, "target")
+        .map_err(|source| Error::Target { dir: opts.target.clone(), source: Box::new(source) })?;
     flush(&packing, progress);
-    let draft = load(&opts.draft, "draft").map_err(|source| Error::Draft { dir: opts.draft.clone(), source })?;
+    let draft = load(&opts.draft, "draft")
+        .map_err(|source| Error::Draft { dir: opts.draft.clone(), source: Box::new(source) })?;
     flush(&packing, progress);
     let labelled: Vec<(usize, String)> = prompts.into_iter().map(|p| (p.line, p.text)).collect();
     run_models(&target, &draft, &labelled, &opts.prompts, &opts.settings, energy, progress)
@@ -162,13 +164,17 @@ fn flush(packing: &std::sync::Mutex<Vec<(&'static str, usize, usize)>>, progress
 
 /// Encodes one prompt for both models.
 fn encode(target: &Llm, draft: &Llm, identical: bool, text: &str, chat: bool) -> Result<(Vec<u32>, Vec<u32>), Error> {
-    let t = target.prompt_ids(text, chat).map_err(|source| Error::Target { dir: target.dir.clone(), source })?;
+    let t = target
+        .prompt_ids(text, chat)
+        .map_err(|source| Error::Target { dir: target.dir.clone(), source: Box::new(source) })?;
     if identical {
         return Ok((t.clone(), t));
     }
     // A draft without a chat template reads the plain text: it still predicts the answer's words.
     let draft_chat = chat && draft.chat.is_some();
-    let d = draft.prompt_ids(text, draft_chat).map_err(|source| Error::Draft { dir: draft.dir.clone(), source })?;
+    let d = draft
+        .prompt_ids(text, draft_chat)
+        .map_err(|source| Error::Draft { dir: draft.dir.clone(), source: Box::new(source) })?;
     Ok((t, d))
 }
 

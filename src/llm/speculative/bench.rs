@@ -114,7 +114,7 @@ pub fn run(opts: &Options, log: &dyn Fn(&str)) -> Result<BenchReport, Error> {
     }
     let generate = |spec: &DecoderSpec, seed: u64| {
         Model::synthetic(spec, opts.precision, seed)
-            .map_err(|source| Error::Target { dir: "<generated>".into(), source })
+            .map_err(|source| Error::Target { dir: "<generated>".into(), source: Box::new(source) })
     };
     let small_spec = synthetic::shrunk(&opts.shape, opts.ratio);
     log(&format!(

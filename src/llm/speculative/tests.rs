@@ -34,10 +34,13 @@ fn llm(model: &str) -> &'static Llm {
     &all[MODELS.iter().position(|m| *m == model).expect("a fixture name")]
 }
 
+/// Target, draft, prompts, the target's plain greedy outputs, the report.
+type PairRun = (&'static str, &'static str, Vec<(usize, String)>, Vec<Vec<u32>>, Report);
+
 /// Every ordered (target, draft) pair of two different fixtures (a model drafting for itself is
 /// the next test), run on as many threads as there are cores: the tiny models' passes are too
 /// small to use more than one core each.
-fn every_pair(s: &Settings) -> Vec<(&'static str, &'static str, Vec<(usize, String)>, Vec<Vec<u32>>, Report)> {
+fn every_pair(s: &Settings) -> Vec<PairRun> {
     use rayon::prelude::*;
     // Load before the pool runs: a pool thread waiting for the load would starve the load's own
     // parallel work.
