@@ -10,5 +10,7 @@ mod fetch;
 mod llm;
 /// The fixture's social posts through `reseam translate`, line by line.
 mod social;
+/// `reseam speculate --draft`: report files, table, environment, usage errors.
+mod speculate;
 /// `reseam translate` against Marian and Bergamot references, and as a shell filter.
 mod translate;

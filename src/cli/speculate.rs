@@ -1,12 +1,16 @@
-//! `reseam speculate`: greedy decoding of a target model over a prompt file, with decode speed.
-//! Without a draft model this is the baseline speculative decoding is measured against.
+//! `reseam speculate`: cross-tokenizer speculative decoding (UAG) of a target model with a
+//! draft model, measured against the target alone; without a draft, greedy decoding of the
+//! target with its decode speed (the baseline).
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use reseam::llm::generate::{self, BaselineOptions, BaselineReport, Progress};
+use reseam::llm::speculative::{self, Event, Settings};
 use reseam::llm::{LoadOptions, Precision};
+use reseam::speculate::report::{self, KSetting, Report};
+use reseam::speculate::{Strategy, Verify, energy};
 
 use super::UsageError;
 
@@ -16,6 +20,56 @@ pub struct Args {
     /// tokenizer.json or tokenizer.model) of a Llama, Mistral or Qwen2 model.
     #[arg(long, env = "RESEAM_TARGET", value_name = "DIR")]
     target: PathBuf,
+
+    /// The draft model, a checkpoint folder like --target; its tokenizer may differ (tokens
+    /// cross as text, see --strategy). Without it the target runs alone.
+    #[arg(long, env = "RESEAM_DRAFT", value_name = "DIR")]
+    draft: Option<PathBuf>,
+
+    /// Draft lengths to try, comma-separated: tokens the draft proposes per round (e.g. 2, or
+    /// 2,4,6). "auto" picks k every round from the running acceptance rate and the measured
+    /// pass costs, to maximise the expected speedup (0 when drafting does not pay).
+    #[arg(short = 'k', long = "k", env = "RESEAM_SPECULATE_K", value_name = "K,...", default_value = "2", value_parser = parse_ks)]
+    ks: KList,
+
+    /// How draft tokens become target tokens, comma-separated to compare: none (draft ids
+    /// used as target ids; a control across vocabularies), naive (draft text re-encoded
+    /// alone), context (re-encoded after the text of the last --prefix committed tokens).
+    #[arg(long = "strategy", env = "RESEAM_SPECULATE_STRATEGY", value_name = "S,...", default_value = "context", value_parser = parse_strategies)]
+    strategies: StrategyList,
+
+    /// Committed target tokens whose text the context strategy puts before the draft text.
+    #[arg(long, env = "RESEAM_SPECULATE_PREFIX", value_name = "P", default_value_t = 5)]
+    prefix: usize,
+
+    /// How the target checks candidates: batched (all in one pass; its k+1-row arithmetic may
+    /// flip a near-tie, which the report lists with its logit margin) or exact (one pass per
+    /// candidate, as plain decoding: output identical to the target alone, slow).
+    #[arg(long, env = "RESEAM_SPECULATE_VERIFY", value_name = "MODE", default_value = "batched", value_parser = parse_verify)]
+    verify: Verify,
+
+    /// Draft tokens the draft's re-synchronisation may look back for a word start to
+    /// re-encode the committed text from.
+    #[arg(long, env = "RESEAM_SPECULATE_LOOKBEHIND", value_name = "N", default_value_t = 8)]
+    lookbehind: usize,
+
+    /// The longest draft -k auto may choose.
+    #[arg(long, env = "RESEAM_SPECULATE_K_MAX", value_name = "N", default_value_t = 8)]
+    k_max: usize,
+
+    /// Largest logit margin (top-1 minus top-2 of the target alone) at which a batched
+    /// divergence counts as a near-tie rather than a bug.
+    #[arg(long, env = "RESEAM_SPECULATE_TOLERANCE", value_name = "LOGIT", default_value_t = 1e-3)]
+    divergence_tolerance: f32,
+
+    /// With --draft: write one row per configuration as CSV to FILE.
+    #[arg(long, env = "RESEAM_CSV", value_name = "FILE")]
+    csv: Option<PathBuf>,
+
+    /// With --draft: plot measured and predicted speedup against k, with the break-even line,
+    /// as SVG to FILE.
+    #[arg(long, env = "RESEAM_PLOT", value_name = "OUT.svg")]
+    plot: Option<PathBuf>,
 
     /// Prompts: one per line, or JSON Lines with a "prompt" or "instruction" field (pl_alpaca
     /// style; an "input" field is appended). "-" reads standard input.
@@ -37,7 +91,9 @@ pub struct Args {
     #[arg(long, env = "RESEAM_CHAT")]
     chat: bool,
 
-    /// Write the results as JSON to FILE ("-": standard output): per prompt "prompt",
+    /// Write the results as JSON to FILE ("-": standard output). With --draft: the report of
+    /// docs/speculate-json.md (runs with acceptance, speedup, cost model, divergences, and per
+    /// prompt "prompt", "baseline_ids", "output_ids", "text"); without: per prompt "prompt",
     /// "prompt_ids", "output_ids", "text" and timings, plus the totals.
     #[arg(long, env = "RESEAM_JSON", value_name = "FILE")]
     json: Option<PathBuf>,
@@ -56,6 +112,49 @@ pub struct Args {
     no_pack: bool,
 }
 
+#[derive(Clone, Debug)]
+struct KList(Vec<KSetting>);
+
+#[derive(Clone, Debug)]
+struct StrategyList(Vec<Strategy>);
+
+fn parse_ks(s: &str) -> Result<KList, String> {
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim) {
+        let k = match part {
+            "auto" => KSetting::Auto,
+            n => match n.parse::<usize>() {
+                Ok(0) => return Err("k = 0 is the target alone, which always runs as the baseline".into()),
+                Ok(k) => KSetting::Fixed(k),
+                Err(_) => return Err(format!("{part:?} is not a draft length (give numbers or auto, e.g. 2,4,6)")),
+            },
+        };
+        if !out.contains(&k) {
+            out.push(k);
+        }
+    }
+    Ok(KList(out))
+}
+
+fn parse_strategies(s: &str) -> Result<StrategyList, String> {
+    let mut out = Vec::new();
+    for part in s.split(',') {
+        let st: Strategy = part.parse()?;
+        if !out.contains(&st) {
+            out.push(st);
+        }
+    }
+    Ok(StrategyList(out))
+}
+
+fn parse_verify(s: &str) -> Result<Verify, String> {
+    match s {
+        "batched" => Ok(Verify::Batched),
+        "exact" => Ok(Verify::Exact),
+        _ => Err(format!("{s:?}: use batched or exact")),
+    }
+}
+
 fn parse_precision(s: &str) -> Result<Precision, String> {
     Precision::parse(s).ok_or_else(|| format!("{s:?} is not a precision (one of: int8, bf16, f32)"))
 }
@@ -64,12 +163,22 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.max_new_tokens == 0 {
         return Err(UsageError("--max-new-tokens must be at least 1".into()).into());
     }
-    if !args.target.join("config.json").is_file() {
-        return Err(UsageError(format!(
-            "--target {}: not a checkpoint folder (no config.json in it)",
-            args.target.display()
-        ))
-        .into());
+    for (flag, dir) in [("--target", Some(&args.target)), ("--draft", args.draft.as_ref())] {
+        if let Some(dir) = dir.filter(|d| !d.join("config.json").is_file()) {
+            return Err(UsageError(format!(
+                "{flag} {}: not a checkpoint folder (no config.json in it)",
+                dir.display()
+            ))
+            .into());
+        }
+    }
+    if args.draft.is_some() {
+        return run_speculative(args);
+    }
+    for (flag, given) in [("--csv", args.csv.is_some()), ("--plot", args.plot.is_some())] {
+        if given {
+            return Err(UsageError(format!("{flag} reports a speculative run: give --draft DIR too")).into());
+        }
     }
     let opts = BaselineOptions {
         target: args.target.clone(),
@@ -91,6 +200,107 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         print_table(&report)?;
     }
     Ok(())
+}
+
+fn run_speculative(args: Args) -> anyhow::Result<()> {
+    let opts = speculative::Options {
+        target: args.target.clone(),
+        // Checked by the caller.
+        draft: args.draft.clone().unwrap_or_default(),
+        prompts: args.prompts.clone(),
+        load: LoadOptions { precision: args.precision, pack_dir: args.pack_dir.clone(), no_pack: args.no_pack },
+        settings: Settings {
+            ks: args.ks.0.clone(),
+            strategies: args.strategies.0.clone(),
+            prefix: args.prefix,
+            lookbehind: args.lookbehind,
+            k_max_auto: args.k_max,
+            verify: args.verify,
+            max_new_tokens: args.max_new_tokens,
+            chat: args.chat,
+            ignore_eos: args.ignore_eos,
+            divergence_tolerance: args.divergence_tolerance,
+        },
+    };
+    let mut meter = energy::detect();
+    let view = RunView::new();
+    let result = speculative::run(&opts, meter.as_mut(), &mut |e| view.show(&e));
+    view.finish();
+    let report = result.map_err(|e| match e {
+        speculative::Error::Settings(m) => anyhow::Error::from(UsageError(m)),
+        e => anyhow::Error::from(e),
+    })?;
+    write_reports(&args, &report)?;
+    if args.json.as_deref() != Some(Path::new("-")) {
+        std::io::stdout().lock().write_all(report::table::to_string(&report).as_bytes())?;
+    }
+    Ok(())
+}
+
+fn write_reports(args: &Args, r: &Report) -> anyhow::Result<()> {
+    if let Some(p) = &args.json {
+        if p == Path::new("-") {
+            std::io::stdout().lock().write_all(report::json::to_string(r).as_bytes())?;
+        } else {
+            report::json::write(r, p)?;
+        }
+    }
+    if let Some(p) = &args.csv {
+        report::csv::write(r, p)?;
+    }
+    if let Some(p) = &args.plot {
+        report::svg::write(r, p)?;
+    }
+    Ok(())
+}
+
+/// Progress of a speculative run: a bar on a terminal, a line per configuration otherwise.
+struct RunView {
+    bar: Option<indicatif::ProgressBar>,
+    stage: std::cell::RefCell<String>,
+}
+
+impl RunView {
+    fn new() -> RunView {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let b = indicatif::ProgressBar::new(0);
+            b.set_style(
+                indicatif::ProgressStyle::with_template("{msg:>18} [{bar:30}] {pos}/{len} {elapsed}")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+                    .progress_chars("=> "),
+            );
+            b
+        });
+        RunView { bar, stage: Default::default() }
+    }
+
+    fn show(&self, e: &Event) {
+        let (stage, done, total) = match e {
+            Event::Packing { model, done, total } => (format!("packing {model}"), *done, *total),
+            Event::Run(p) => (p.stage.clone(), p.done, p.total),
+        };
+        if let Some(b) = &self.bar {
+            b.set_message(stage);
+            b.set_length(total as u64);
+            b.set_position(done as u64);
+            return;
+        }
+        let mut last = self.stage.borrow_mut();
+        if *last != stage {
+            match e {
+                Event::Packing { .. } => eprintln!("reseam: {stage} int8 weights (once per checkpoint)"),
+                Event::Run(_) if stage == "done" => eprintln!("reseam: done ({done} prompt runs)"),
+                Event::Run(_) => eprintln!("reseam: {stage} ({done}/{total} prompt runs done)"),
+            }
+            *last = stage;
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
 }
 
 fn print_table(r: &BaselineReport) -> anyhow::Result<()> {
@@ -132,10 +342,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         out.write_all(b"\n")?;
         return Ok(());
     }
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).with_context(|| format!("writing {}", path.display()))?;
-    tmp.write_all(bytes).with_context(|| format!("writing {}", path.display()))?;
-    tmp.persist(path).with_context(|| format!("writing {}", path.display()))?;
+    report::write_atomic(path, bytes)?;
     Ok(())
 }
 

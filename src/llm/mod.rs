@@ -25,6 +25,7 @@ pub mod mistral;
 pub mod model;
 pub mod prompts;
 pub mod qwen2;
+pub mod speculative;
 pub mod synthetic;
 pub mod tokenizer;
 

@@ -6,14 +6,14 @@
 //! one pass and commits the longest agreeing run plus its own next token, and `resync` brings the
 //! draft's context in line with what was committed. `run` repeats that over prompts and
 //! configurations against the target alone; `metrics`, `cost`, `energy` and `clock` measure;
-//! `report` writes the table, JSON, CSV and SVG. `mock` has models for tests and `--mock` runs;
-//! `hf` reads `tokenizer.json` files.
+//! `report` writes the table, JSON, CSV and SVG. `mock` has models for tests. The engine's
+//! models and tokenizers (`crate::llm`) implement the two traits; `crate::llm::speculative`
+//! runs the experiment on checkpoint folders.
 
 pub mod clock;
 pub mod cost;
 pub mod decode;
 pub mod energy;
-pub mod hf;
 pub mod metrics;
 pub mod mock;
 pub mod model;

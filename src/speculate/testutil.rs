@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use super::hf::HfTokenizer;
+use crate::llm::Tokenizer;
 
 pub const MODELS: [&str; 3] = ["llama3-tiny", "mistral-tiny", "qwen2-tiny"];
 
@@ -12,13 +12,10 @@ pub fn fixture_dir(model: &str) -> PathBuf {
 }
 
 /// The tokenizer of a fixture model (loading the 9 MB files takes a while, so once).
-pub fn tok(model: &str) -> &'static HfTokenizer {
-    static TOKS: OnceLock<Vec<HfTokenizer>> = OnceLock::new();
+pub fn tok(model: &str) -> &'static Tokenizer {
+    static TOKS: OnceLock<Vec<Tokenizer>> = OnceLock::new();
     let all = TOKS.get_or_init(|| {
-        MODELS
-            .iter()
-            .map(|m| HfTokenizer::from_file(&fixture_dir(m).join("tokenizer.json")).expect("fixture tokenizer loads"))
-            .collect()
+        MODELS.iter().map(|m| Tokenizer::from_dir(&fixture_dir(m)).expect("fixture tokenizer loads")).collect()
     });
     let i = MODELS.iter().position(|m| *m == model).expect("a fixture model name");
     &all[i]

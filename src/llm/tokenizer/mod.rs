@@ -9,6 +9,7 @@
 
 mod bytes;
 mod spm;
+mod text;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -36,10 +37,15 @@ enum Backend {
         tok: Box<tokenizers::Tokenizer>,
         /// The same with special-token text matched as plain text (fragments).
         plain: Box<tokenizers::Tokenizer>,
+        /// The same without a word-start marker in front of a text (continuations), when the
+        /// tokenizer adds one.
+        cont: Option<Box<tokenizers::Tokenizer>>,
         bytes: Option<ByteDecoder>,
     },
     Spm {
         sp: Box<sentencepiece::SentencePieceProcessor>,
+        /// The same model without the dummy `▁` prefix and whitespace clean-up (continuations).
+        cont: Option<Box<sentencepiece::SentencePieceProcessor>>,
         model: SpmModel,
         add_bos: bool,
         add_eos: bool,
@@ -53,6 +59,8 @@ pub struct Tokenizer {
     /// Per id: skipped by `skip_special_tokens`.
     special: Vec<bool>,
     specials: SpecialTokens,
+    /// Every id's bytes inside running text, built on first use (speculative decoding only).
+    table: std::sync::OnceLock<text::TokenTable>,
 }
 
 impl std::fmt::Debug for Tokenizer {
@@ -137,11 +145,13 @@ impl Tokenizer {
         }
         let mut plain = tok.clone();
         plain.set_encode_special_tokens(true);
+        let cont = text::continuation_pipeline(&tok).map_err(err)?.map(Box::new);
         Ok(Tokenizer {
             path: path.to_path_buf(),
-            backend: Backend::Hf { tok: Box::new(tok), plain: Box::new(plain), bytes },
+            backend: Backend::Hf { tok: Box::new(tok), plain: Box::new(plain), cont, bytes },
             special,
             specials,
+            table: Default::default(),
         })
     }
 
@@ -167,16 +177,24 @@ impl Tokenizer {
             }
         }
         let flag = |k: &str, d: bool| config.get(k).and_then(Value::as_bool).unwrap_or(d);
+        let cont = match spm::for_continuations(&raw) {
+            Some(proto) => Some(Box::new(
+                sentencepiece::SentencePieceProcessor::from_serialized_proto(&proto).map_err(|e| err(e.to_string()))?,
+            )),
+            None => None,
+        };
         Ok(Tokenizer {
             path: path.to_path_buf(),
             backend: Backend::Spm {
                 sp: Box::new(sp),
+                cont,
                 add_bos: flag("add_bos_token", true),
                 add_eos: flag("add_eos_token", false),
                 model,
             },
             special,
             specials,
+            table: Default::default(),
         })
     }
 

@@ -150,6 +150,51 @@ impl SpmModel {
     }
 }
 
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// The model file with the normalizer's `add_dummy_prefix` (3) and `remove_extra_whitespaces`
+/// (4) switched off: encoding a piece of running text then gives pieces that spell exactly that
+/// text, with no `▁` added in front and spaces kept. `None` if the file cannot be read as a
+/// model.
+pub fn for_continuations(b: &[u8]) -> Option<Vec<u8>> {
+    let mut r = Reader { b, at: 0 };
+    let mut out = Vec::with_capacity(b.len() + 8);
+    let mut seen_normalizer = false;
+    while !r.done() {
+        let start = r.at;
+        let (num, f) = r.field()?;
+        match (num, f) {
+            (3, Field::Bytes(n)) => {
+                seen_normalizer = true;
+                let mut spec = Vec::with_capacity(n.len() + 4);
+                let mut nr = Reader { b: n, at: 0 };
+                while !nr.done() {
+                    let s = nr.at;
+                    let (sub, _) = nr.field()?;
+                    if sub != 3 && sub != 4 {
+                        spec.extend_from_slice(&n[s..nr.at]);
+                    }
+                }
+                spec.extend_from_slice(&[3 << 3, 0, 4 << 3, 0]);
+                put_varint(&mut out, (3 << 3) | 2);
+                put_varint(&mut out, spec.len() as u64);
+                out.extend_from_slice(&spec);
+            }
+            _ => out.extend_from_slice(&b[start..r.at]),
+        }
+    }
+    if !seen_normalizer {
+        out.extend_from_slice(&[(3 << 3) | 2, 4, 3 << 3, 0, 4 << 3, 0]);
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -169,6 +214,18 @@ mod tests {
     }
 
     #[test]
+    fn continuation_model_keeps_everything_but_the_prefix_rules() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/llm/mistral-tiny/tokenizer.model");
+        let raw = std::fs::read(path).unwrap();
+        let cont = for_continuations(&raw).unwrap();
+        let m = SpmModel::parse(&cont).unwrap();
+        assert!(!m.add_dummy_prefix);
+        assert_eq!(m.pieces.len(), 32000);
+        assert!(SpmModel::parse(&raw).unwrap().add_dummy_prefix, "the original is untouched");
+    }
+
+    #[test]
     fn garbage_is_refused_without_panicking() {
         assert!(SpmModel::parse(b"").is_none());
         let mut seed = 1u64;
@@ -180,6 +237,7 @@ mod tests {
                 })
                 .collect();
             let _ = SpmModel::parse(&b);
+            let _ = for_continuations(&b);
         }
     }
 }

@@ -1,8 +1,8 @@
 use super::*;
+use crate::llm::Tokenizer as HfTokenizer;
 use crate::speculate::clock::{VirtualClock, WallClock};
 use crate::speculate::cost::AutoK;
 use crate::speculate::energy::Unavailable;
-use crate::speculate::hf::HfTokenizer;
 use crate::speculate::mock::{Charged, HashModel, OracleModel};
 use crate::speculate::testutil::{MODELS, tok};
 

@@ -48,6 +48,12 @@ mod tests {
         let p = d.path().join("r.json");
         write(sample(), &p).unwrap();
         assert!(std::fs::read_to_string(&p).unwrap().contains("\"runs\""));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o644, "a report is readable like any new file, not private like a temporary one");
+        }
         let bad = d.path().join("missing-dir").join("r.json");
         let e = write(sample(), &bad).unwrap_err().to_string();
         assert!(e.contains("missing-dir"), "{e}");

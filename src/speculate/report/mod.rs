@@ -233,6 +233,15 @@ pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<(), ReportEr
         _ => std::path::Path::new("."),
     };
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(err)?;
+    // A temporary file is private (0600); a report gets the permissions of the file it replaces,
+    // or those of an ordinary new file.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let perms =
+            std::fs::metadata(path).map(|m| m.permissions()).unwrap_or_else(|_| PermissionsExt::from_mode(0o644));
+        tmp.as_file().set_permissions(perms).map_err(err)?;
+    }
     tmp.write_all(bytes).map_err(err)?;
     tmp.as_file().sync_all().map_err(err)?;
     tmp.persist(path).map_err(|e| err(e.error))?;

@@ -10,7 +10,6 @@ use crate::speculate::mock::{Charged, OracleModel};
 use crate::speculate::report::{KSetting, Report};
 use crate::speculate::run::{Prompt, RunOptions, run};
 use crate::speculate::testutil::tok;
-use crate::speculate::tokenizer::TextTokenizer;
 use crate::speculate::translate::{Pair, Strategy};
 
 pub const TEXTS: [&str; 2] = [

@@ -12,7 +12,7 @@ const W: f64 = 760.0;
 const H: f64 = 460.0;
 const LEFT: f64 = 70.0;
 const RIGHT: f64 = 200.0;
-const TOP: f64 = 56.0;
+const TOP: f64 = 72.0;
 const BOTTOM: f64 = 64.0;
 
 fn colour(s: Strategy) -> &'static str {
@@ -67,9 +67,11 @@ pub fn to_string(r: &Report) -> String {
     );
     let _ = writeln!(
         s,
-        r##"<text x="{}" y="40" fill="#444">target {} · draft {} · verify {} · {} prompts</text>"##,
+        r##"<text x="{}" y="40" fill="#444">target {}</text>
+<text x="{}" y="56" fill="#444">draft {} · verify {} · {} prompts</text>"##,
         LEFT,
         esc(&r.target),
+        LEFT,
         esc(&r.draft),
         r.settings.verify.name(),
         r.settings.prompts

@@ -65,10 +65,7 @@ fn batched_divergences_are_reported_with_their_margins() {
     assert!(exact.runs[0].divergences.is_empty());
 }
 
-fn run_exact(
-    m: &HashModel,
-    pair: &Pair<crate::speculate::hf::HfTokenizer, crate::speculate::hf::HfTokenizer>,
-) -> Report {
+fn run_exact(m: &HashModel, pair: &Pair<crate::llm::Tokenizer, crate::llm::Tokenizer>) -> Report {
     let clock = WallClock::new();
     run(
         m,
