@@ -58,6 +58,8 @@ pub(crate) type PartFn = unsafe fn(&Part);
 type QuantizeFn = unsafe fn(&[f32], f32, &mut [u8]);
 type FmaVvFn = unsafe fn(&mut [f32], &[f32], &[f32]);
 type FmaSvFn = unsafe fn(&mut [f32], f32, &[f32]);
+type BlockScoresFn = unsafe fn(&[f32], &[f32], &mut [f32]);
+type WeightedRowsFn = unsafe fn(&[f32], &[f32], usize, &mut [f32]);
 
 /// A register-only loop of an instruction set's product step, to measure its peak.
 #[derive(Clone, Copy, Debug)]
@@ -111,6 +113,8 @@ pub struct Kernels {
     quantize: QuantizeFn,
     /// The fused multiply-adds of the float side ([`scalar::fma_vv`], [`scalar::fma_sv`]).
     fma: (FmaVvFn, FmaSvFn),
+    /// The float attention products of the LLMs ([`scalar::block_scores`], [`scalar::weighted_rows`]).
+    attn: (BlockScoresFn, WeightedRowsFn),
     /// Row and column-block counts that split work without cutting a kernel tile.
     grain: (usize, usize),
 }
@@ -148,6 +152,7 @@ impl Kernels {
             saturating: Some(REFERENCE_SATURATING),
             quantize: quantize_scalar,
             fma: (fma_vv_scalar, fma_sv_scalar),
+            attn: (block_scores_scalar, weighted_rows_scalar),
             grain: (1, 1),
         }
     }
@@ -272,6 +277,25 @@ impl Kernels {
         unsafe { (self.fma.1)(acc, s, b) }
     }
 
+    /// Attention scores over keys in blocks of 8 positions (see [`scalar::block_scores`]).
+    #[inline]
+    pub fn block_scores(&self, q: &[f32], keys: &[f32], out: &mut [f32]) {
+        assert!(out.len().is_multiple_of(scalar::KEY_BLOCK), "block_scores: output not whole blocks");
+        assert!(keys.len() >= out.len() * q.len(), "block_scores: fewer keys than output blocks");
+        // SAFETY: the table was built for an ISA this CPU runs, and the lengths are checked.
+        unsafe { (self.attn.0)(q, keys, out) }
+    }
+
+    /// `out[d] = Σ_j w[j] · rows[j·stride + d]` in order over j (see [`scalar::weighted_rows`]).
+    #[inline]
+    pub fn weighted_rows(&self, w: &[f32], rows: &[f32], stride: usize, out: &mut [f32]) {
+        let d = out.len();
+        assert!(stride >= d, "weighted_rows: stride shorter than a row");
+        assert!(w.is_empty() || rows.len() >= (w.len() - 1) * stride + d, "weighted_rows: fewer rows than weights");
+        // SAFETY: the table was built for an ISA this CPU runs, and the lengths are checked.
+        unsafe { (self.attn.1)(w, rows, stride, out) }
+    }
+
     /// `out = epilogue(a · b)` in the given arithmetic, after checking every length.
     pub fn gemm(
         &self,
@@ -346,6 +370,14 @@ fn fma_vv_scalar(acc: &mut [f32], a: &[f32], b: &[f32]) {
 
 fn fma_sv_scalar(acc: &mut [f32], s: f32, b: &[f32]) {
     scalar::fma_sv(acc, s, b)
+}
+
+fn block_scores_scalar(q: &[f32], keys: &[f32], out: &mut [f32]) {
+    scalar::block_scores(q, keys, out)
+}
+
+fn weighted_rows_scalar(w: &[f32], rows: &[f32], stride: usize, out: &mut [f32]) {
+    scalar::weighted_rows(w, rows, stride, out)
 }
 
 /// Worst to best: the process takes the last one it can run.
@@ -431,7 +463,9 @@ fn table(isa: Isa) -> Result<Kernels, String> {
             };
             // Every x86 table needs AVX2 and FMA (see `cpu.rs`), so all take the ymm forms.
             let fma: (FmaVvFn, FmaSvFn) = (ymm::fma_vv, ymm::fma_sv);
-            Ok(Kernels { isa, variant: "", exact, saturating: Some(saturating), quantize, fma, grain })
+            // The key blocks hold 8 positions: one ymm each, so AVX-512 gains nothing here.
+            let attn: (BlockScoresFn, WeightedRowsFn) = (ymm::block_scores, ymm::weighted_rows);
+            Ok(Kernels { isa, variant: "", exact, saturating: Some(saturating), quantize, fma, attn, grain })
         }
         #[cfg(target_arch = "aarch64")]
         Isa::Neon => {
@@ -452,6 +486,8 @@ fn table(isa: Isa) -> Result<Kernels, String> {
                 saturating: None,
                 quantize: neon::quantize,
                 fma: (neon::fma_vv, neon::fma_sv),
+                // Plain Rust compiles to NEON vectors here (NEON is part of the aarch64 baseline).
+                attn: (block_scores_scalar, weighted_rows_scalar),
                 grain: (16, 1),
             })
         }

@@ -48,6 +48,42 @@ pub fn fma_sv(acc: &mut [f32], s: f32, b: &[f32]) {
     }
 }
 
+/// Attention scores of one query over keys kept in blocks of [`KEY_BLOCK`] positions (per block,
+/// `q.len()` rows of 8 lanes, one lane per position): `out[8b + l] = Σ_d q[d] · keys[(b·hd + d)·8
+/// + l]`, summed over `d` in order from 0, each step a multiply then an add (no fused
+/// multiply-add), starting from 0. `out.len()` is a multiple of 8 and names the blocks.
+pub fn block_scores(q: &[f32], keys: &[f32], out: &mut [f32]) {
+    let hd = q.len();
+    assert!(out.len().is_multiple_of(KEY_BLOCK), "block_scores: output not whole blocks");
+    assert!(keys.len() >= out.len() * hd, "block_scores: fewer keys than output blocks");
+    for (block, o) in keys.chunks_exact(hd * KEY_BLOCK).zip(out.chunks_exact_mut(KEY_BLOCK)) {
+        let mut acc = [0f32; KEY_BLOCK];
+        for (k, &qd) in block.chunks_exact(KEY_BLOCK).zip(q) {
+            for l in 0..KEY_BLOCK {
+                acc[l] += qd * k[l];
+            }
+        }
+        o.copy_from_slice(&acc);
+    }
+}
+
+/// Positions per block of [`block_scores`]' key layout.
+pub const KEY_BLOCK: usize = 8;
+
+/// Attention's weighted sum of value rows: `out[d] = Σ_j w[j] · rows[j·stride + d]`, summed over
+/// `j` in order, each step a multiply then an add, starting from 0.
+pub fn weighted_rows(w: &[f32], rows: &[f32], stride: usize, out: &mut [f32]) {
+    let d = out.len();
+    assert!(stride >= d, "weighted_rows: stride shorter than a row");
+    assert!(w.is_empty() || rows.len() >= (w.len() - 1) * stride + d, "weighted_rows: fewer rows than weights");
+    out.fill(0.0);
+    for (j, &wj) in w.iter().enumerate() {
+        for (o, &v) in out.iter_mut().zip(&rows[j * stride..j * stride + d]) {
+            *o += wj * v;
+        }
+    }
+}
+
 /// The exact int32 dot product of row `i` of `a` with column `j` of `b`.
 #[inline]
 fn dot_exact(a: &[u8], b: &PackedB, j: usize) -> i32 {

@@ -379,6 +379,37 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    #[test]
+    fn attention_products_equal_reference(
+        hd in prop_oneof![Just(64usize), Just(128), 1usize..80],
+        blocks in 0usize..20,
+        positions in 0usize..70,
+        stride_extra in 0usize..9,
+        seed in any::<u64>(),
+    ) {
+        let mut r = Rng(seed | 1);
+        let mut v = |n: usize| -> Vec<f32> { (0..n).map(|_| r.f32_in(-4.0, 4.0)).collect() };
+        let (q, keys) = (v(hd), v(blocks * 8 * hd));
+        let stride = hd + stride_extra;
+        let (w, rows) = (v(positions), v(positions * stride));
+        let mut want_s = vec![f32::NAN; blocks * 8];
+        let mut want_w = vec![f32::NAN; hd];
+        scalar::block_scores(&q, &keys, &mut want_s);
+        scalar::weighted_rows(&w, &rows, stride, &mut want_w);
+        for k in Kernels::candidates() {
+            let mut s = vec![f32::NAN; blocks * 8];
+            let mut o = vec![f32::NAN; hd];
+            k.block_scores(&q, &keys, &mut s);
+            k.weighted_rows(&w, &rows, stride, &mut o);
+            prop_assert_eq!(fbits(&s), fbits(&want_s), "{} block_scores", k.name());
+            prop_assert_eq!(fbits(&o), fbits(&want_w), "{} weighted_rows", k.name());
+        }
+    }
+}
+
 /// Names which instruction sets these tests ran and which they skipped (and why), and fails
 /// when `RESEAM_TEST_REQUIRE_ISA` lists one that is not usable.
 #[test]

@@ -314,6 +314,7 @@ impl Decoder {
         for (row, &id) in h.chunks_exact_mut(hd).zip(tokens) {
             self.embed.lookup(id as usize, row);
         }
+        let kern = reseam_kernels::dispatch::kernels().map_err(|e| Error::Kernels(e.to_string()))?;
         let (cos, sin) = layers::rope_tables(&self.inv_freq, past..past + t);
         cache.reserve(t);
         let mut x = vec![0f32; t * hd];
@@ -335,7 +336,7 @@ impl Decoder {
             layers::apply_rope(&mut k, t, s.kv_heads, s.head_dim, &cos, &sin);
             cache.append(l, past, &k, &v);
             let kv = layers::KvView { kt: &cache.layers[l].kt, v: &cache.layers[l].v, cap: cache.cap };
-            layers::attention(&q, &kv, past, s.heads, s.kv_heads, s.head_dim, s.sliding_window, &mut attn);
+            layers::attention(kern, &q, &kv, past, s.heads, s.kv_heads, s.head_dim, s.sliding_window, &mut attn);
             w.o.forward(&attn, t, &mut o)?;
             h.iter_mut().zip(&o).for_each(|(a, b)| *a += b);
             layers::rms_norm(&h, &w.post_norm, s.rms_norm_eps, &mut x);

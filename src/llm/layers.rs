@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use rayon::prelude::*;
+use reseam_kernels::Kernels;
 use serde_json::Value;
 
 use super::cache::{BLOCK, key_index, value_index};
@@ -300,6 +301,7 @@ pub struct KvView<'a> {
 /// row's result does not depend on the other rows of the call.
 #[allow(clippy::too_many_arguments)]
 pub fn attention(
+    kern: &Kernels,
     q: &[f32],
     kv: &KvView,
     past: usize,
@@ -329,10 +331,10 @@ pub fn attention(
         // One head at a time: the keys of a block are re-read from L1 for each head of the
         // group, which measured as fast as sharing them and keeps the accumulators in registers.
         for h in 0..group {
-            keys.scores(&qs[h * hd..(h + 1) * hd], scores);
+            keys.scores(kern, &qs[h * hd..(h + 1) * hd], scores);
             let s = &mut scores[lead..lead + n];
             softmax_scaled(s, scaling);
-            values.weighted(s, &mut o[h * hd..(h + 1) * hd]);
+            values.weighted(kern, s, &mut o[h * hd..(h + 1) * hd]);
         }
     };
     if rows < ATTENTION_ROWS {
@@ -409,43 +411,13 @@ struct Keys<'a> {
 
 impl Keys<'_> {
     /// `s[8·i + l] = Σ_d q[d] · k[8·(first block + i) + l][d]`, summed over `d` in order from 0,
-    /// for every position of the blocks.
+    /// for every position of the blocks (the kernels' [`Kernels::block_scores`]).
     #[inline(always)]
-    fn scores(&self, q: &[f32], s: &mut [f32]) {
+    fn scores(&self, kern: &Kernels, q: &[f32], s: &mut [f32]) {
         let hd = self.hd;
         let start = key_index(self.cap, hd, self.g, 0, self.blocks.start * BLOCK);
         let keys = &self.kt[start..start + self.blocks.len() * hd * BLOCK];
-        // Blocks go four at a time: four independent sums per lane hide the adds' latency.
-        // Each score is still summed over `d` in order from 0, so the result does not change.
-        let mut quads = keys.chunks_exact(4 * hd * BLOCK);
-        let mut outs = s.chunks_exact_mut(4 * BLOCK);
-        for (four, out) in (&mut quads).zip(&mut outs) {
-            let mut acc = [[0f32; BLOCK]; 4];
-            for (d, &qd) in q.iter().enumerate() {
-                for (b, acc) in acc.iter_mut().enumerate() {
-                    let k: &[f32; BLOCK] =
-                        four[(b * hd + d) * BLOCK..(b * hd + d + 1) * BLOCK].try_into().expect("a block row");
-                    for l in 0..BLOCK {
-                        acc[l] += qd * k[l];
-                    }
-                }
-            }
-            for (o, a) in out.chunks_exact_mut(BLOCK).zip(&acc) {
-                o.copy_from_slice(a);
-            }
-        }
-        for (block, out) in
-            quads.remainder().chunks_exact(hd * BLOCK).zip(outs.into_remainder().chunks_exact_mut(BLOCK))
-        {
-            let mut acc = [0f32; BLOCK];
-            for (k, &qd) in block.chunks_exact(BLOCK).zip(q) {
-                let k: &[f32; BLOCK] = k.try_into().expect("a block row");
-                for l in 0..BLOCK {
-                    acc[l] += qd * k[l];
-                }
-            }
-            out.copy_from_slice(&acc);
-        }
+        kern.block_scores(q, keys, &mut s[..self.blocks.len() * BLOCK]);
     }
 }
 
@@ -460,43 +432,13 @@ struct Values<'a> {
 }
 
 impl Values<'_> {
-    /// `o[d] = Σ_j w[j] · v[first + j][d]`, summed over positions in order; 32 dimensions at a
-    /// time (enough independent sums to hide the adds' latency), then 16, 8, then one by one,
-    /// with the same operations per element.
+    /// `o[d] = Σ_j w[j] · v[first + j][d]`, summed over positions in order (the kernels'
+    /// [`Kernels::weighted_rows`]).
     #[inline(always)]
-    fn weighted(&self, w: &[f32], o: &mut [f32]) {
+    fn weighted(&self, kern: &Kernels, w: &[f32], o: &mut [f32]) {
         let hd = self.hd;
         let start = value_index(self.cap, hd, self.g, 0, self.first);
-        let rows = &self.v[start..start + self.n * hd];
-        let mut d = 0;
-        while d + 32 <= hd {
-            o[d..d + 32].copy_from_slice(&self.lanes::<32>(rows, w, d));
-            d += 32;
-        }
-        while d + 16 <= hd {
-            o[d..d + 16].copy_from_slice(&self.lanes::<16>(rows, w, d));
-            d += 16;
-        }
-        while d + 8 <= hd {
-            o[d..d + 8].copy_from_slice(&self.lanes::<8>(rows, w, d));
-            d += 8;
-        }
-        while d < hd {
-            o[d] = self.lanes::<1>(rows, w, d)[0];
-            d += 1;
-        }
-    }
-
-    #[inline(always)]
-    fn lanes<const L: usize>(&self, rows: &[f32], w: &[f32], d: usize) -> [f32; L] {
-        let mut acc = [0f32; L];
-        for (row, &wj) in rows.chunks_exact(self.hd).zip(w) {
-            let v: &[f32; L] = row[d..d + L].try_into().expect("L values");
-            for l in 0..L {
-                acc[l] += wj * v[l];
-            }
-        }
-        acc
+        kern.weighted_rows(w, &self.v[start..start + self.n * hd], hd, o);
     }
 }
 
@@ -547,7 +489,7 @@ mod tests {
         let (kt, mut v) = (vec![1.0f32; kvh * hd * 8], vec![0f32; kvh * hd * 8]);
         v[..4].copy_from_slice(&[0.5, -1.0, 2.0, 4.0]);
         let mut out = vec![0f32; heads * hd];
-        attention(&q, &KvView { kt: &kt, v: &v, cap: 8 }, 0, heads, kvh, hd, None, &mut out);
+        attention(&Kernels::reference(), &q, &KvView { kt: &kt, v: &v, cap: 8 }, 0, heads, kvh, hd, None, &mut out);
         assert_eq!(out, [&v[..4], &v[..4]].concat());
     }
 
@@ -568,10 +510,16 @@ mod tests {
                 }
             }
         }
-        for window in [None, Some(2)] {
+        // Every kernel table this CPU runs gives the same bits as the reference.
+        let mut want_bits = None;
+        for (kern, window) in Kernels::candidates().iter().flat_map(|k| [(k, None), (k, Some(2))]) {
             let mut out = vec![0f32; heads * hd];
             let view = KvView { kt: &kt, v: &vv, cap };
-            attention(&q, &view, n - 1, heads, kvh, hd, window, &mut out);
+            attention(kern, &q, &view, n - 1, heads, kvh, hd, window, &mut out);
+            if window.is_none() {
+                let bits: Vec<u32> = out.iter().map(|x| x.to_bits()).collect();
+                assert_eq!(want_bits.get_or_insert_with(|| bits.clone()), &bits, "{}", kern.name());
+            }
             let first = window.map_or(0, |w| n - w);
             for h in 0..heads {
                 let g = h / (heads / kvh);
