@@ -5,6 +5,12 @@
 //! bytes with a ymm gives, per column, the two int16 pair sums `sat(A[4g]B[4g] + A[4g+1]B[4g+1])`
 //! and `sat(A[4g+2]B[4g+2] + A[4g+3]B[4g+3])` — the reference's pairs `(2p, 2p+1)`, since `4g`
 //! is even — and `vpmaddwd` with ones adds the two exactly into one int32 per column.
+//!
+//! Exact, few rows: each activation byte is split as `a = min(a, 127) + rest` (`rest` ≤ 128), so
+//! neither half can saturate a `vpmaddubsw` pair (|127·(−128)·2| and |128·(−128)·2| fit int16);
+//! the two halves' products are made int32 and added. This reads the packed bytes as they are,
+//! which at one to four rows beats widening every weight to int16 on each call. More rows
+//! amortise the widening, and its `vpmaddwd` step does twice the work per instruction.
 
 use std::arch::asm;
 use std::arch::x86_64::*;
@@ -17,7 +23,8 @@ use crate::widen::{self, Widened};
 use crate::ymm::BlockEp;
 
 pub(crate) const SATURATING: &str = "vpmaddubsw + vpmaddwd(ones) + vpaddd ymm";
-pub(crate) const EXACT: &str = "int16 widening, vpmaddwd + vpaddd ymm";
+pub(crate) const EXACT: &str =
+    "int16 widening, vpmaddwd + vpaddd ymm; up to 4 rows: activations split at 127, 2 × vpmaddubsw";
 
 /// Rows per saturating tile: 4 × 2 accumulators, 2 weight registers, the broadcast, the ones and
 /// two temporaries fit the 16 ymm registers.
@@ -87,8 +94,62 @@ unsafe fn tile_saturating<const R: usize>(p: &Part, i0: usize, nb: usize) {
 /// The CPU has AVX2; `p` satisfies [`Part`]'s invariants.
 #[target_feature(enable = "avx2")]
 pub(crate) unsafe fn gemm_exact(p: &Part) {
+    if (1..=ROWS_SAT).contains(&p.rows.len()) {
+        for nb in p.blocks.clone() {
+            let r = p.rows.len();
+            let i = p.rows.start;
+            macro_rules! call {
+                ($r:literal, $c:literal) => {
+                    // SAFETY: rows `i .. i + r` and block `nb` lie inside the part.
+                    unsafe { tile_exact_split::<$r>(p, i, nb) }
+                };
+            }
+            by_shape!(call, r, 1, [1 2 3 4], [1]);
+        }
+        return;
+    }
     // SAFETY: passed on from the caller; `widen_bytes` and `wide` need only AVX2.
     unsafe { widen::drive(p, 1, widen_bytes, wide) }
+}
+
+/// The exact product of a few rows on the packed bytes (see the module's notes).
+///
+/// # Safety
+/// As [`gemm_exact`], and the tile lies inside the part.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn tile_exact_split<const R: usize>(p: &Part, i0: usize, nb: usize) {
+    let quads = p.b.k_padded() / 4;
+    // SAFETY: block `nb` exists in the packed bytes.
+    let b = unsafe { p.b.as_bytes().as_ptr().add(nb * quads * QUAD) };
+    let mut a = [p.a.data.as_ptr(); R];
+    for (r, ptr) in a.iter_mut().enumerate() {
+        // SAFETY: row `i0 + r` is in the activations.
+        *ptr = unsafe { ptr.add((i0 + r) * p.a.stride) };
+    }
+    let ones = _mm256_set1_epi16(1);
+    let low = _mm256_set1_epi8(127);
+    let mut acc = [[_mm256_setzero_si256(); 2]; R];
+    for g in 0..quads {
+        // SAFETY: quad `g` is 64 bytes inside the block.
+        let (b0, b1) =
+            unsafe { (_mm256_loadu_si256(b.add(g * QUAD).cast()), _mm256_loadu_si256(b.add(g * QUAD + 32).cast())) };
+        for r in 0..R {
+            // SAFETY: bytes `4g .. 4g + 4` of a row are below `k_padded`.
+            let av = _mm256_set1_epi32(unsafe { a[r].add(4 * g).cast::<i32>().read_unaligned() });
+            let a1 = _mm256_min_epu8(av, low);
+            let a2 = _mm256_sub_epi8(av, a1);
+            let part = |x, y| _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), ones);
+            acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_add_epi32(part(a1, b0), part(a2, b0)));
+            acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_add_epi32(part(a1, b1), part(a2, b1)));
+        }
+    }
+    // SAFETY: block `nb` is in the part.
+    let ep = unsafe { BlockEp::new(p, nb) };
+    for (r, acc) in acc.into_iter().enumerate() {
+        // SAFETY: row `i0 + r` is in the part.
+        unsafe { ep.store(acc, i0 + r, p.out) };
+    }
 }
 
 /// # Safety
