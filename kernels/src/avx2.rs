@@ -45,7 +45,7 @@ pub(crate) unsafe fn gemm_saturating(p: &Part) {
             macro_rules! call {
                 ($r:literal, $c:literal) => {
                     // SAFETY: rows `i .. i + r` and block `nb` lie inside the part.
-                    unsafe { tile_saturating::<$r>(p, i, nb) }
+                    unsafe { tile_bytes::<$r, false>(p, i, nb) }
                 };
             }
             by_shape!(call, r, 1, [1 2 3 4], [1]);
@@ -54,11 +54,14 @@ pub(crate) unsafe fn gemm_saturating(p: &Part) {
     }
 }
 
+/// One tile of `R` rows on the packed bytes: pair-saturating (`SPLIT = false`), or exact with
+/// the activations split at 127 (`SPLIT = true`, see the module's notes).
+///
 /// # Safety
 /// As [`gemm_saturating`], and the tile lies inside the part.
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn tile_saturating<const R: usize>(p: &Part, i0: usize, nb: usize) {
+unsafe fn tile_bytes<const R: usize, const SPLIT: bool>(p: &Part, i0: usize, nb: usize) {
     let quads = p.b.k_padded() / 4;
     // SAFETY: block `nb` exists in the packed bytes.
     let b = unsafe { p.b.as_bytes().as_ptr().add(nb * quads * QUAD) };
@@ -68,6 +71,8 @@ unsafe fn tile_saturating<const R: usize>(p: &Part, i0: usize, nb: usize) {
         *ptr = unsafe { ptr.add((i0 + r) * p.a.stride) };
     }
     let ones = _mm256_set1_epi16(1);
+    let low = _mm256_set1_epi8(127);
+    let part = |x, y| _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), ones);
     let mut acc = [[_mm256_setzero_si256(); 2]; R];
     for g in 0..quads {
         // SAFETY: quad `g` is 64 bytes inside the block.
@@ -76,8 +81,15 @@ unsafe fn tile_saturating<const R: usize>(p: &Part, i0: usize, nb: usize) {
         for r in 0..R {
             // SAFETY: bytes `4g .. 4g + 4` of a row are below `k_padded`.
             let av = _mm256_set1_epi32(unsafe { a[r].add(4 * g).cast::<i32>().read_unaligned() });
-            acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(_mm256_maddubs_epi16(av, b0), ones));
-            acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(_mm256_maddubs_epi16(av, b1), ones));
+            if SPLIT {
+                let a1 = _mm256_min_epu8(av, low);
+                let a2 = _mm256_sub_epi8(av, a1);
+                acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_add_epi32(part(a1, b0), part(a2, b0)));
+                acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_add_epi32(part(a1, b1), part(a2, b1)));
+            } else {
+                acc[r][0] = _mm256_add_epi32(acc[r][0], part(av, b0));
+                acc[r][1] = _mm256_add_epi32(acc[r][1], part(av, b1));
+            }
         }
     }
     // SAFETY: block `nb` is in the part.
@@ -101,7 +113,7 @@ pub(crate) unsafe fn gemm_exact(p: &Part) {
             macro_rules! call {
                 ($r:literal, $c:literal) => {
                     // SAFETY: rows `i .. i + r` and block `nb` lie inside the part.
-                    unsafe { tile_exact_split::<$r>(p, i, nb) }
+                    unsafe { tile_bytes::<$r, true>(p, i, nb) }
                 };
             }
             by_shape!(call, r, 1, [1 2 3 4], [1]);
@@ -110,46 +122,6 @@ pub(crate) unsafe fn gemm_exact(p: &Part) {
     }
     // SAFETY: passed on from the caller; `widen_bytes` and `wide` need only AVX2.
     unsafe { widen::drive(p, 1, widen_bytes, wide) }
-}
-
-/// The exact product of a few rows on the packed bytes (see the module's notes).
-///
-/// # Safety
-/// As [`gemm_exact`], and the tile lies inside the part.
-#[target_feature(enable = "avx2")]
-#[inline]
-unsafe fn tile_exact_split<const R: usize>(p: &Part, i0: usize, nb: usize) {
-    let quads = p.b.k_padded() / 4;
-    // SAFETY: block `nb` exists in the packed bytes.
-    let b = unsafe { p.b.as_bytes().as_ptr().add(nb * quads * QUAD) };
-    let mut a = [p.a.data.as_ptr(); R];
-    for (r, ptr) in a.iter_mut().enumerate() {
-        // SAFETY: row `i0 + r` is in the activations.
-        *ptr = unsafe { ptr.add((i0 + r) * p.a.stride) };
-    }
-    let ones = _mm256_set1_epi16(1);
-    let low = _mm256_set1_epi8(127);
-    let mut acc = [[_mm256_setzero_si256(); 2]; R];
-    for g in 0..quads {
-        // SAFETY: quad `g` is 64 bytes inside the block.
-        let (b0, b1) =
-            unsafe { (_mm256_loadu_si256(b.add(g * QUAD).cast()), _mm256_loadu_si256(b.add(g * QUAD + 32).cast())) };
-        for r in 0..R {
-            // SAFETY: bytes `4g .. 4g + 4` of a row are below `k_padded`.
-            let av = _mm256_set1_epi32(unsafe { a[r].add(4 * g).cast::<i32>().read_unaligned() });
-            let a1 = _mm256_min_epu8(av, low);
-            let a2 = _mm256_sub_epi8(av, a1);
-            let part = |x, y| _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), ones);
-            acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_add_epi32(part(a1, b0), part(a2, b0)));
-            acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_add_epi32(part(a1, b1), part(a2, b1)));
-        }
-    }
-    // SAFETY: block `nb` is in the part.
-    let ep = unsafe { BlockEp::new(p, nb) };
-    for (r, acc) in acc.into_iter().enumerate() {
-        // SAFETY: row `i0 + r` is in the part.
-        unsafe { ep.store(acc, i0 + r, p.out) };
-    }
 }
 
 /// # Safety
