@@ -6,34 +6,19 @@
 use std::path::Path;
 
 use serde::Deserialize;
-use serde_json::Value;
 
 use super::Result;
-use super::layers::{DecoderSpec, RopeSpec};
-use super::llama::{default_act, default_eps};
+use super::layers::DecoderSpec;
+use super::{ArchitectureSpec, CommonConfig};
 
 /// `config.json` of `MistralForCausalLM`, with Transformers' defaults for absent keys.
 #[derive(Debug, Deserialize)]
 pub struct Config {
-    pub hidden_size: usize,
-    pub intermediate_size: usize,
-    pub num_hidden_layers: usize,
-    pub num_attention_heads: usize,
-    pub num_key_value_heads: Option<usize>,
-    pub head_dim: Option<usize>,
-    #[serde(default = "default_eps")]
-    pub rms_norm_eps: f64,
-    pub rope_theta: Option<f64>,
-    pub rope_scaling: Option<Value>,
-    pub rope_parameters: Option<Value>,
+    #[serde(flatten)]
+    pub common: CommonConfig,
     #[serde(default = "default_max_positions")]
     pub max_position_embeddings: usize,
-    pub vocab_size: usize,
-    #[serde(default)]
-    pub tie_word_embeddings: bool,
     pub sliding_window: Option<usize>,
-    #[serde(default = "default_act")]
-    pub hidden_act: String,
 }
 
 fn default_max_positions() -> usize {
@@ -42,31 +27,14 @@ fn default_max_positions() -> usize {
 
 impl Config {
     pub fn spec(&self, path: &Path) -> Result<DecoderSpec> {
-        super::check_act(&self.hidden_act, path)?;
-        let spec = DecoderSpec {
-            hidden: self.hidden_size,
-            intermediate: self.intermediate_size,
-            layers: self.num_hidden_layers,
-            heads: self.num_attention_heads,
-            kv_heads: self.num_key_value_heads.unwrap_or(self.num_attention_heads),
-            head_dim: self.head_dim.unwrap_or(self.hidden_size / self.num_attention_heads.max(1)),
-            vocab: self.vocab_size,
-            rms_norm_eps: self.rms_norm_eps as f32,
-            rope: RopeSpec::from_config(
-                self.rope_theta,
-                self.rope_scaling.as_ref(),
-                self.rope_parameters.as_ref(),
-                path,
-            )?,
+        let arch = ArchitectureSpec {
             max_positions: self.max_position_embeddings,
-            tied_embeddings: self.tie_word_embeddings,
             qkv_bias: false,
             o_bias: false,
             mlp_bias: false,
             sliding_window: self.sliding_window,
         };
-        spec.validate(path)?;
-        Ok(spec)
+        self.common.spec(arch, path)
     }
 }
 

@@ -91,15 +91,79 @@ pub enum Error {
 
 pub type Result<T> = std::result::Result<T, Error>;
 
-fn check_act(act: &str, path: &Path) -> Result<()> {
-    if act == "silu" || act == "swish" {
-        Ok(())
-    } else {
-        Err(Error::Field {
-            path: path.to_path_buf(),
-            field: "hidden_act".into(),
-            msg: format!("{act:?} is not supported (these architectures use silu)"),
-        })
+/// The `config.json` keys the three architectures share, with Transformers' defaults for absent
+/// keys; each architecture's file flattens it into its own `Config` beside what differs.
+#[derive(Debug, serde::Deserialize)]
+pub struct CommonConfig {
+    pub hidden_size: usize,
+    pub intermediate_size: usize,
+    pub num_hidden_layers: usize,
+    pub num_attention_heads: usize,
+    pub num_key_value_heads: Option<usize>,
+    pub head_dim: Option<usize>,
+    #[serde(default = "default_eps")]
+    pub rms_norm_eps: f64,
+    pub rope_theta: Option<f64>,
+    pub rope_scaling: Option<serde_json::Value>,
+    pub rope_parameters: Option<serde_json::Value>,
+    pub vocab_size: usize,
+    #[serde(default)]
+    pub tie_word_embeddings: bool,
+    #[serde(default = "default_act")]
+    pub hidden_act: String,
+}
+
+fn default_eps() -> f64 {
+    1e-6
+}
+
+fn default_act() -> String {
+    "silu".into()
+}
+
+/// What an architecture sets itself in its [`layers::DecoderSpec`].
+pub struct ArchitectureSpec {
+    pub max_positions: usize,
+    pub qkv_bias: bool,
+    pub o_bias: bool,
+    pub mlp_bias: bool,
+    pub sliding_window: Option<usize>,
+}
+
+impl CommonConfig {
+    /// The decoder's shape, checked; `path` names the file in errors.
+    pub fn spec(&self, arch: ArchitectureSpec, path: &Path) -> Result<layers::DecoderSpec> {
+        if self.hidden_act != "silu" && self.hidden_act != "swish" {
+            return Err(Error::Field {
+                path: path.to_path_buf(),
+                field: "hidden_act".into(),
+                msg: format!("{:?} is not supported (these architectures use silu)", self.hidden_act),
+            });
+        }
+        let spec = layers::DecoderSpec {
+            hidden: self.hidden_size,
+            intermediate: self.intermediate_size,
+            layers: self.num_hidden_layers,
+            heads: self.num_attention_heads,
+            kv_heads: self.num_key_value_heads.unwrap_or(self.num_attention_heads),
+            head_dim: self.head_dim.unwrap_or(self.hidden_size / self.num_attention_heads.max(1)),
+            vocab: self.vocab_size,
+            rms_norm_eps: self.rms_norm_eps as f32,
+            rope: layers::RopeSpec::from_config(
+                self.rope_theta,
+                self.rope_scaling.as_ref(),
+                self.rope_parameters.as_ref(),
+                path,
+            )?,
+            max_positions: arch.max_positions,
+            tied_embeddings: self.tie_word_embeddings,
+            qkv_bias: arch.qkv_bias,
+            o_bias: arch.o_bias,
+            mlp_bias: arch.mlp_bias,
+            sliding_window: arch.sliding_window,
+        };
+        spec.validate(path)?;
+        Ok(spec)
     }
 }
 

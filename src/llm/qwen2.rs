@@ -7,36 +7,20 @@
 use std::path::Path;
 
 use serde::Deserialize;
-use serde_json::Value;
 
-use super::layers::{DecoderSpec, RopeSpec};
-use super::llama::{default_act, default_eps};
+use super::layers::DecoderSpec;
+use super::{ArchitectureSpec, CommonConfig};
 use super::{Error, Result};
 
 /// `config.json` of `Qwen2ForCausalLM`, with Transformers' defaults for absent keys.
 #[derive(Debug, Deserialize)]
 pub struct Config {
-    pub hidden_size: usize,
-    pub intermediate_size: usize,
-    pub num_hidden_layers: usize,
-    pub num_attention_heads: usize,
-    pub num_key_value_heads: Option<usize>,
-    pub head_dim: Option<usize>,
-    #[serde(default = "default_eps")]
-    pub rms_norm_eps: f64,
-    pub rope_theta: Option<f64>,
-    pub rope_scaling: Option<Value>,
-    pub rope_parameters: Option<Value>,
+    #[serde(flatten)]
+    pub common: CommonConfig,
     #[serde(default = "default_max_positions")]
     pub max_position_embeddings: usize,
-    pub vocab_size: usize,
-    #[serde(default)]
-    pub tie_word_embeddings: bool,
     #[serde(default)]
     pub use_sliding_window: bool,
-    pub sliding_window: Option<usize>,
-    #[serde(default = "default_act")]
-    pub hidden_act: String,
 }
 
 fn default_max_positions() -> usize {
@@ -45,7 +29,6 @@ fn default_max_positions() -> usize {
 
 impl Config {
     pub fn spec(&self, path: &Path) -> Result<DecoderSpec> {
-        super::check_act(&self.hidden_act, path)?;
         if self.use_sliding_window {
             // Per-layer windows (max_window_layers) are not implemented; no released Qwen2.5
             // checkpoint turns them on.
@@ -55,30 +38,14 @@ impl Config {
                 msg: "true is not supported (reseam runs Qwen2 with full attention)".into(),
             });
         }
-        let spec = DecoderSpec {
-            hidden: self.hidden_size,
-            intermediate: self.intermediate_size,
-            layers: self.num_hidden_layers,
-            heads: self.num_attention_heads,
-            kv_heads: self.num_key_value_heads.unwrap_or(self.num_attention_heads),
-            head_dim: self.head_dim.unwrap_or(self.hidden_size / self.num_attention_heads.max(1)),
-            vocab: self.vocab_size,
-            rms_norm_eps: self.rms_norm_eps as f32,
-            rope: RopeSpec::from_config(
-                self.rope_theta,
-                self.rope_scaling.as_ref(),
-                self.rope_parameters.as_ref(),
-                path,
-            )?,
+        let arch = ArchitectureSpec {
             max_positions: self.max_position_embeddings,
-            tied_embeddings: self.tie_word_embeddings,
             qkv_bias: true,
             o_bias: false,
             mlp_bias: false,
             sliding_window: None,
         };
-        spec.validate(path)?;
-        Ok(spec)
+        self.common.spec(arch, path)
     }
 }
 
