@@ -138,12 +138,9 @@ struct CBuf([[i32; 16]; 16]);
 #[inline]
 unsafe fn step<const TWO_ROWS: bool, const TWO_COLS: bool>(p: &Part, i: usize, nb: usize, shape: (usize, usize)) {
     let kp = p.b.k_padded();
-    let quads = kp / 4;
     let stride = p.a.stride;
-    let a0 = p.a.data.as_ptr().wrapping_add(i * stride);
-    let a1 = a0.wrapping_add(16 * stride);
-    let b0 = p.b.as_bytes().as_ptr().wrapping_add(nb * quads * QUAD);
-    let b1 = b0.wrapping_add(quads * QUAD);
+    let (a0, a1) = (p.row_bytes(i), p.row_bytes(i + 16));
+    let (b0, b1) = (p.block_bytes(nb), p.block_bytes(nb + 1));
     // SAFETY: each tile load reads rows inside the part (A: `shape` rows of 64 bytes below
     // `k_padded`; B: 16 quads of a block in the packed bytes), in the configured shapes.
     unsafe {

@@ -63,13 +63,8 @@ pub(crate) unsafe fn gemm_saturating(p: &Part) {
 #[inline]
 unsafe fn tile_bytes<const R: usize, const SPLIT: bool>(p: &Part, i0: usize, nb: usize) {
     let quads = p.b.k_padded() / 4;
-    // SAFETY: block `nb` exists in the packed bytes.
-    let b = unsafe { p.b.as_bytes().as_ptr().add(nb * quads * QUAD) };
-    let mut a = [p.a.data.as_ptr(); R];
-    for (r, ptr) in a.iter_mut().enumerate() {
-        // SAFETY: row `i0 + r` is in the activations.
-        *ptr = unsafe { ptr.add((i0 + r) * p.a.stride) };
-    }
+    let b = p.block_bytes(nb);
+    let a: [*const u8; R] = std::array::from_fn(|r| p.row_bytes(i0 + r));
     let ones = _mm256_set1_epi16(1);
     let low = _mm256_set1_epi8(127);
     let part = |x, y| _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), ones);

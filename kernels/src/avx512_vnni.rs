@@ -73,18 +73,8 @@ unsafe fn drive<const SAT: bool>(p: &Part) {
 #[inline]
 unsafe fn tile<const SAT: bool, const R: usize, const C: usize>(p: &Part, i0: usize, nb0: usize) {
     let quads = p.b.k_padded() / 4;
-    let bytes = p.b.as_bytes().as_ptr();
-    let mut b = [bytes; C];
-    let mut a = [p.a.data.as_ptr(); R];
-    // SAFETY: the blocks exist in the packed bytes, and the rows in the activations (Part).
-    unsafe {
-        for (c, ptr) in b.iter_mut().enumerate() {
-            *ptr = bytes.add((nb0 + c) * quads * QUAD);
-        }
-        for (r, ptr) in a.iter_mut().enumerate() {
-            *ptr = ptr.add((i0 + r) * p.a.stride);
-        }
-    }
+    let b: [*const u8; C] = std::array::from_fn(|c| p.block_bytes(nb0 + c));
+    let a: [*const u8; R] = std::array::from_fn(|r| p.row_bytes(i0 + r));
     let ones = _mm512_set1_epi16(1);
     let mut acc = [[_mm512_setzero_si512(); C]; R];
     for g in 0..quads {

@@ -43,13 +43,8 @@ pub(crate) unsafe fn gemm_exact(p: &Part) {
 #[inline]
 unsafe fn tile<const R: usize>(p: &Part, i0: usize, nb: usize) {
     let quads = p.b.k_padded() / 4;
-    // SAFETY: block `nb` exists in the packed bytes.
-    let b = unsafe { p.b.as_bytes().as_ptr().add(nb * quads * QUAD) };
-    let mut a = [p.a.data.as_ptr(); R];
-    for (r, ptr) in a.iter_mut().enumerate() {
-        // SAFETY: row `i0 + r` is in the activations.
-        *ptr = unsafe { ptr.add((i0 + r) * p.a.stride) };
-    }
+    let b = p.block_bytes(nb);
+    let a: [*const u8; R] = std::array::from_fn(|r| p.row_bytes(i0 + r));
     let mut acc = [[_mm256_setzero_si256(); 2]; R];
     for g in 0..quads {
         // SAFETY: quad `g` is 64 bytes inside the block.

@@ -77,13 +77,8 @@ macro_rules! body {
         #[inline]
         unsafe fn tile<const R: usize>(p: &Part, i0: usize, nb: usize) {
             let quads = p.b.k_padded() / 4;
-            // SAFETY: block `nb` exists in the packed bytes.
-            let b = unsafe { p.b.as_bytes().as_ptr().add(nb * quads * QUAD) };
-            let mut a = [p.a.data.as_ptr(); R];
-            for (r, ptr) in a.iter_mut().enumerate() {
-                // SAFETY: row `i0 + r` is in the activations.
-                *ptr = unsafe { ptr.add((i0 + r) * p.a.stride) };
-            }
+            let b = p.block_bytes(nb);
+            let a: [*const u8; R] = std::array::from_fn(|r| p.row_bytes(i0 + r));
             let flip = vdupq_n_u8($flip);
             let mut acc = [[vdupq_n_s32(0); 4]; R];
             // `k_padded` is a multiple of 64, so quads come in whole groups of 4.

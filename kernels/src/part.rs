@@ -9,7 +9,7 @@
 use std::marker::PhantomData;
 use std::ops::Range;
 
-use crate::pack::N_BLOCK;
+use crate::pack::{N_BLOCK, QUAD};
 use crate::{Epilogue, Output, PackedB, QuantizedA, Scale, ShapeError};
 
 /// Where results go, as a raw pointer (see the module doc).
@@ -36,6 +36,19 @@ pub(crate) struct Part<'t> {
 }
 
 impl<'t> Part<'t> {
+    /// Where column block `nb` starts in the packed bytes (one 64-byte quad per 4 inner
+    /// indices). Computing it is safe; the kernels read through it only for blocks of the part.
+    #[inline(always)]
+    pub fn block_bytes(&self, nb: usize) -> *const u8 {
+        self.b.as_bytes().as_ptr().wrapping_add(nb * (self.b.k_padded() / 4) * QUAD)
+    }
+
+    /// Where activation row `i` starts (`k_padded` bytes readable for rows of the part).
+    #[inline(always)]
+    pub fn row_bytes(&self, i: usize) -> *const u8 {
+        self.a.data.as_ptr().wrapping_add(i * self.a.stride)
+    }
+
     /// Checks a whole product and returns it as one part.
     pub fn new(
         a: &QuantizedA<'t>,

@@ -67,7 +67,7 @@ pub(crate) unsafe fn drive(p: &Part, group: usize, widen: WidenFn, kernel: WideK
             let r1 = (r0 + PANEL).min(p.rows.end);
             for i in r0..r1 {
                 // SAFETY: row `i` has `kp` readable bytes (Part) and the scratch row `kp` slots.
-                unsafe { widen(p.a.data.as_ptr().add(i * p.a.stride), kp, a16.add((i - r0) * kp), false) };
+                unsafe { widen(p.row_bytes(i), kp, a16.add((i - r0) * kp), false) };
             }
             let mut nb0 = p.blocks.start;
             while nb0 < p.blocks.end {
