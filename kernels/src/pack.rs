@@ -223,6 +223,31 @@ impl PackedB {
 
     /// Matrices with the same inner dimension side by side: `[B0 | B1 | ...]` (Q, K and V as one
     /// product).
+    /// Column blocks packed separately (e.g. on several threads) joined into one matrix by
+    /// copying their bytes, which line up because every part but the last holds whole blocks of
+    /// [`N_BLOCK`] columns.
+    pub fn join(parts: &[PackedB]) -> PackedB {
+        assert!(!parts.is_empty(), "join of nothing");
+        let k = parts[0].k;
+        assert!(parts.iter().all(|p| p.k == k), "join needs one inner dimension");
+        assert!(
+            parts[..parts.len() - 1].iter().all(|p| p.n.is_multiple_of(N_BLOCK)),
+            "join needs whole column blocks in every part but the last"
+        );
+        let n = parts.iter().map(|p| p.n).sum();
+        let mut data = AlignedBytes::zeroed(packed_len(k, n));
+        let mut at = 0;
+        let mut col_sums = Vec::with_capacity(n);
+        for p in parts {
+            let b = p.as_bytes();
+            data[at..at + b.len()].copy_from_slice(b);
+            at += b.len();
+            col_sums.extend_from_slice(&p.col_sums);
+        }
+        debug_assert_eq!(at, data.len());
+        PackedB { k, n, storage: Storage::Owned(data), col_sums }
+    }
+
     pub fn concat(parts: &[&PackedB]) -> PackedB {
         assert!(!parts.is_empty(), "concat of nothing");
         let k = parts[0].k;
@@ -241,6 +266,24 @@ impl PackedB {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn joined_blocks_equal_the_matrix_packed_whole() {
+        for &(k, n, cut) in &[(1, 17, 16), (65, 40, 32), (130, 33, 16), (64, 48, 48)] {
+            let bt: Vec<i8> = (0..k * n).map(|i| ((i * 53 + 7) % 255) as i32 as i8).collect();
+            let whole = PackedB::from_transposed(&bt, k, n);
+            let parts: Vec<PackedB> = (0..n)
+                .step_by(cut)
+                .map(|c0| {
+                    let c1 = (c0 + cut).min(n);
+                    PackedB::from_transposed(&bt[c0 * k..c1 * k], k, c1 - c0)
+                })
+                .collect();
+            let joined = PackedB::join(&parts);
+            assert_eq!(joined.as_bytes(), whole.as_bytes(), "{k}×{n} cut {cut}");
+            assert_eq!(joined.col_sums(), whole.col_sums(), "{k}×{n} cut {cut}");
+        }
+    }
 
     #[test]
     fn pack_unpack_round_trip_with_ragged_sizes() {

@@ -9,7 +9,7 @@
 //! read once, by one core.
 
 use rayon::prelude::*;
-use reseam_kernels::{Arithmetic, Epilogue, Output, PackedB, QuantizedA, Scale};
+use reseam_kernels::{Arithmetic, Epilogue, GemmTask, Output, PackedB, QuantizedA, Scale, Split};
 
 use super::gemm::{self, WeightElem};
 use super::{Error, Result};
@@ -78,21 +78,21 @@ fn block_cols(n: usize) -> usize {
     n.div_ceil(target).next_multiple_of(reseam_kernels::pack::N_BLOCK).clamp(16, 1024)
 }
 
-/// An int8 matrix as column blocks of the kernels' layout.
+/// An int8 matrix in the kernels' packed layout.
 pub struct Int8Matrix {
     k: usize,
     n: usize,
-    blocks: Vec<(usize, PackedB)>,
+    packed: PackedB,
     scales: Vec<f32>,
     zero_fix: Vec<i32>,
-    col_sums: Vec<i32>,
 }
 
 impl Int8Matrix {
     /// Quantizes and packs `n` rows of length `k` given by `row(j, out)`.
     pub fn quantize(k: usize, n: usize, row: &(dyn Fn(usize, &mut [f32]) + Sync)) -> Int8Matrix {
+        // Packed by column blocks on every thread, then joined.
         let bc = block_cols(n);
-        let parts: Vec<(usize, PackedB, Vec<f32>)> = (0..n.div_ceil(bc))
+        let parts: Vec<(PackedB, Vec<f32>)> = (0..n.div_ceil(bc))
             .into_par_iter()
             .map(|b| {
                 let (c0, c1) = (b * bc, ((b + 1) * bc).min(n));
@@ -103,31 +103,23 @@ impl Int8Matrix {
                     row(j, &mut f);
                     scales.push(quantize_row(&f, qr));
                 }
-                (c0, PackedB::from_transposed(&q, k, c1 - c0), scales)
+                (PackedB::from_transposed(&q, k, c1 - c0), scales)
             })
             .collect();
-        let mut scales = Vec::with_capacity(n);
-        let mut col_sums = Vec::with_capacity(n);
-        let mut blocks = Vec::with_capacity(parts.len());
-        for (c0, p, s) in parts {
-            scales.extend(s);
-            col_sums.extend_from_slice(p.col_sums());
-            blocks.push((c0, p));
-        }
-        Self::assemble(k, n, blocks, scales, col_sums)
+        let (blocks, scales): (Vec<PackedB>, Vec<Vec<f32>>) = parts.into_iter().unzip();
+        Self::assemble(k, n, PackedB::join(&blocks), scales.concat())
     }
 
-    fn assemble(k: usize, n: usize, blocks: Vec<(usize, PackedB)>, scales: Vec<f32>, col_sums: Vec<i32>) -> Int8Matrix {
-        let zero_fix = col_sums.iter().map(|s| s.wrapping_mul(127)).collect();
-        Int8Matrix { k, n, blocks, scales, zero_fix, col_sums }
+    fn assemble(k: usize, n: usize, packed: PackedB, scales: Vec<f32>) -> Int8Matrix {
+        let zero_fix = packed.col_sums().iter().map(|s| s.wrapping_mul(127)).collect();
+        Int8Matrix { k, n, packed, scales, zero_fix }
     }
 
     /// Writes the matrix as `name` (packed bytes), `name.scales` and `name.col_sums`.
     pub fn write(&self, w: &mut pack::Writer, name: &str) -> std::result::Result<(), pack::Error> {
-        let parts: Vec<&[u8]> = self.blocks.iter().map(|(_, p)| p.as_bytes()).collect();
-        w.add_parts(name, pack::Dtype::PackedI8, &[self.k, self.n], &parts)?;
+        w.add_parts(name, pack::Dtype::PackedI8, &[self.k, self.n], &[self.packed.as_bytes()])?;
         w.add_f32(&format!("{name}.scales"), &[self.n], &self.scales)?;
-        w.add_i32(&format!("{name}.col_sums"), &[self.n], &self.col_sums)
+        w.add_i32(&format!("{name}.col_sums"), &[self.n], self.packed.col_sums())
     }
 
     /// Reads a matrix written by [`Int8Matrix::write`], borrowing the packed bytes from the map.
@@ -135,21 +127,13 @@ impl Int8Matrix {
         let scales = f.f32s(&format!("{name}.scales"), &[n])?;
         let col_sums = f.i32s(&format!("{name}.col_sums"), &[n])?;
         let start = f.offset(name, pack::Dtype::PackedI8, &[k, n])?;
-        let owner = f.shared_map();
-        let kp = reseam_kernels::pack::padded(k, n).0;
-        let bc = block_cols(n);
-        let mut blocks = Vec::new();
-        for c0 in (0..n).step_by(bc) {
-            let c1 = (c0 + bc).min(n);
-            let p = PackedB::from_shared(owner.clone(), start + c0 * kp, k, c1 - c0, col_sums[c0..c1].to_vec())
-                .map_err(|why| pack::Error::Format { path: f.path().to_path_buf(), why })?;
-            blocks.push((c0, p));
-        }
-        Ok(Self::assemble(k, n, blocks, scales, col_sums))
+        let packed = PackedB::from_shared(f.shared_map(), start, k, n, col_sums)
+            .map_err(|why| pack::Error::Format { path: f.path().to_path_buf(), why })?;
+        Ok(Self::assemble(k, n, packed, scales))
     }
 
     fn bytes(&self) -> usize {
-        self.blocks.iter().map(|(_, p)| p.as_bytes().len()).sum::<usize>() + self.n * 8
+        self.packed.as_bytes().len() + self.n * 8
     }
 }
 
@@ -263,17 +247,16 @@ pub fn quantize_rows(x: &[f32], rows: usize, k: usize, k_padded: usize) -> Resul
     let kernels = reseam_kernels::dispatch::kernels().map_err(|e| Error::Kernels(e.to_string()))?;
     let mut data = vec![0u8; rows * k_padded];
     let mut scales = vec![0f32; rows];
-    let work = |(xr, (qr, s)): (&[f32], (&mut [u8], &mut f32))| {
+    let work = |((xr, qr), s): ((&[f32], &mut [u8]), &mut f32)| {
         let amax = xr.iter().fold(0f32, |m, v| m.max(v.abs()));
         let amax = if amax > 0.0 && amax.is_finite() { amax } else { 1.0 };
         kernels.quantize(xr, 127.0 / amax, &mut qr[..k]);
         *s = amax / 127.0;
     };
-    let it = x.chunks_exact(k).zip(data.chunks_exact_mut(k_padded).zip(scales.iter_mut()));
     if rows >= 16 {
-        it.par_bridge().for_each(work);
+        x.par_chunks_exact(k).zip(data.par_chunks_exact_mut(k_padded)).zip(scales.par_iter_mut()).for_each(work);
     } else {
-        it.for_each(work);
+        x.chunks_exact(k).zip(data.chunks_exact_mut(k_padded)).zip(scales.iter_mut()).for_each(work);
     }
     Ok(QuantizedRows { data, stride: k_padded, scales })
 }
@@ -285,7 +268,14 @@ fn int8_forward(m: &Int8Matrix, bias: Option<&[f32]>, x: &[f32], rows: usize, ou
     int8_product(kernels, m, bias, &q, rows, out)
 }
 
-/// The product of quantized rows with an int8 matrix, split over threads by column blocks.
+/// Rows per thread from which a product is split by rows rather than by columns.
+const ROW_SPLIT_MIN: usize = 64;
+/// Bytes of weights per column range when a product is split by rows too.
+const GRID_COLUMN_BYTES: usize = 1 << 20;
+
+/// The product of quantized rows with an int8 matrix, written in place by tasks on every thread:
+/// by columns for few rows (decoding, verification: each weight byte is read once, by one
+/// core), by rows for many (prefill: each thread keeps its activations and streams the weights).
 pub fn int8_product(
     kernels: &reseam_kernels::Kernels,
     m: &Int8Matrix,
@@ -295,43 +285,25 @@ pub fn int8_product(
     out: &mut [f32],
 ) -> Result<()> {
     let a = QuantizedA { data: &q.data, rows, stride: q.stride };
-    let run = |c0: usize, p: &PackedB, o: &mut [f32], stride: usize| {
-        let c1 = c0 + p.n();
-        let ep = Epilogue {
-            zero_fix: Some(&m.zero_fix[c0..c1]),
-            scale: Scale::RowsColumns { rows: &q.scales, cols: &m.scales[c0..c1] },
-            bias: bias.map(|b| &b[c0..c1]),
-            relu: false,
-        };
-        kernels
-            .gemm(Arithmetic::Exact, &a, p, &ep, &mut Output::F32 { data: o, stride })
-            .map_err(|e| Error::Kernels(e.to_string()))
+    let ep = Epilogue {
+        zero_fix: Some(&m.zero_fix),
+        scale: Scale::RowsColumns { rows: &q.scales, cols: &m.scales },
+        bias,
+        relu: false,
     };
-    if rows == 1 {
-        // Column blocks of one row are disjoint slices of the output: no copies.
-        let mut slices = Vec::with_capacity(m.blocks.len());
-        let mut rest = out;
-        for (_, p) in &m.blocks {
-            let (head, tail) = rest.split_at_mut(p.n());
-            slices.push(head);
-            rest = tail;
-        }
-        return m.blocks.par_iter().zip(slices).try_for_each(|((c0, p), o)| run(*c0, p, o, p.n()));
-    }
-    let parts: Vec<Vec<f32>> = m
-        .blocks
-        .par_iter()
-        .map(|(c0, p)| {
-            let mut o = vec![0f32; rows * p.n()];
-            run(*c0, p, &mut o, p.n()).map(|()| o)
-        })
-        .collect::<Result<_>>()?;
-    for ((c0, p), o) in m.blocks.iter().zip(parts) {
-        let nc = p.n();
-        for i in 0..rows {
-            out[i * m.n + c0..i * m.n + c0 + nc].copy_from_slice(&o[i * nc..(i + 1) * nc]);
-        }
-    }
+    let threads = rayon::current_num_threads().max(1);
+    let how = if rows >= ROW_SPLIT_MIN * threads {
+        // Column ranges of about a megabyte of weights, so each stays in the core's L2 cache
+        // while the task's rows pass over it.
+        let cols = m.packed.as_bytes().len().div_ceil(GRID_COLUMN_BYTES).max(threads);
+        Split::Grid { rows: threads, cols }
+    } else {
+        Split::Columns(4 * threads)
+    };
+    let mut o = Output::F32 { data: out, stride: m.n };
+    let tasks =
+        kernels.split(Arithmetic::Exact, &a, &m.packed, &ep, &mut o, how).map_err(|e| Error::Kernels(e.to_string()))?;
+    tasks.into_par_iter().for_each(GemmTask::run);
     Ok(())
 }
 
