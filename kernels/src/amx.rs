@@ -23,6 +23,7 @@ pub(crate) const EXACT: &str = "tdpbusd tiles of 32 rows × 32 columns; fewer th
 const MIN_ROWS: usize = 4;
 /// Rows of activations kept hot while a pair of column blocks is reused across them.
 const PANEL: usize = 64;
+const PREFETCH: usize = 4096;
 
 /// The exact product of one part: tiles, or AVX-512 VNNI for very few rows.
 ///
@@ -155,6 +156,15 @@ unsafe fn step<const TWO_ROWS: bool, const TWO_COLS: bool>(p: &Part, i: usize, n
             }
         }
         for kc in 0..kp / K_BLOCK {
+            if !TWO_ROWS {
+                let ahead = kc * 16 * QUAD + PREFETCH;
+                for l in (0..16 * QUAD).step_by(64) {
+                    _mm_prefetch::<_MM_HINT_T0>(b0.wrapping_add(ahead + l).cast());
+                    if TWO_COLS {
+                        _mm_prefetch::<_MM_HINT_T0>(b1.wrapping_add(ahead + l).cast());
+                    }
+                }
+            }
             tileload!("4", a0.add(kc * K_BLOCK), stride);
             tileload!("6", b0.add(kc * 16 * QUAD), 64usize);
             tdpbusd!("0", "4", "6");
