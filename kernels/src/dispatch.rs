@@ -58,8 +58,10 @@ pub(crate) type PartFn = unsafe fn(&Part);
 type QuantizeFn = unsafe fn(&[f32], f32, &mut [u8]);
 type FmaVvFn = unsafe fn(&mut [f32], &[f32], &[f32]);
 type FmaSvFn = unsafe fn(&mut [f32], f32, &[f32]);
-type BlockScoresFn = unsafe fn(&[f32], &[f32], &mut [f32]);
-type WeightedRowsFn = unsafe fn(&[f32], &[f32], usize, &mut [f32]);
+type BlockScoresFn = unsafe fn(&[f32], usize, &[f32], usize, &mut [f32]);
+type WeightedRowsFn = unsafe fn(&[f32], usize, usize, &[f32], &mut [f32], usize);
+type SoftmaxFn = unsafe fn(&mut [f32], f32);
+type SiluMulFn = unsafe fn(&[f32], &[f32], &mut [f32]);
 
 /// A register-only loop of an instruction set's product step, to measure its peak.
 #[derive(Clone, Copy, Debug)]
@@ -115,6 +117,7 @@ pub struct Kernels {
     fma: (FmaVvFn, FmaSvFn),
     /// The float attention products of the LLMs ([`scalar::block_scores`], [`scalar::weighted_rows`]).
     attn: (BlockScoresFn, WeightedRowsFn),
+    act: (SoftmaxFn, SiluMulFn),
     /// Row and column-block counts that split work without cutting a kernel tile.
     grain: (usize, usize),
 }
@@ -153,6 +156,7 @@ impl Kernels {
             quantize: quantize_scalar,
             fma: (fma_vv_scalar, fma_sv_scalar),
             attn: (block_scores_scalar, weighted_rows_scalar),
+            act: (scalar::softmax_scaled, scalar::silu_mul),
             grain: (1, 1),
         }
     }
@@ -277,23 +281,36 @@ impl Kernels {
         unsafe { (self.fma.1)(acc, s, b) }
     }
 
-    /// Attention scores over keys in blocks of 8 positions (see [`scalar::block_scores`]).
+    /// Attention scores of several heads over keys in blocks of [`scalar::KEY_BLOCK`] positions
+    /// (see [`scalar::block_scores`]).
     #[inline]
-    pub fn block_scores(&self, q: &[f32], keys: &[f32], out: &mut [f32]) {
-        assert!(out.len().is_multiple_of(scalar::KEY_BLOCK), "block_scores: output not whole blocks");
-        assert!(keys.len() >= out.len() * q.len(), "block_scores: fewer keys than output blocks");
+    pub fn block_scores(&self, q: &[f32], hd: usize, keys: &[f32], blocks: usize, out: &mut [f32]) {
+        scalar::check_block_scores(q, hd, keys, blocks, out);
         // SAFETY: the table was built for an ISA this CPU runs, and the lengths are checked.
-        unsafe { (self.attn.0)(q, keys, out) }
+        unsafe { (self.attn.0)(q, hd, keys, blocks, out) }
     }
 
-    /// `out[d] = Σ_j w[j] · rows[j·stride + d]` in order over j (see [`scalar::weighted_rows`]).
+    /// Weighted sums of `n` value rows of `d` floats for several heads at once, in order over the
+    /// rows (see [`scalar::weighted_rows`]).
     #[inline]
-    pub fn weighted_rows(&self, w: &[f32], rows: &[f32], stride: usize, out: &mut [f32]) {
-        let d = out.len();
-        assert!(stride >= d, "weighted_rows: stride shorter than a row");
-        assert!(w.is_empty() || rows.len() >= (w.len() - 1) * stride + d, "weighted_rows: fewer rows than weights");
+    pub fn weighted_rows(&self, w: &[f32], n: usize, w_stride: usize, rows: &[f32], out: &mut [f32], d: usize) {
+        scalar::check_weighted_rows(w, n, w_stride, rows, out, d);
         // SAFETY: the table was built for an ISA this CPU runs, and the lengths are checked.
-        unsafe { (self.attn.1)(w, rows, stride, out) }
+        unsafe { (self.attn.1)(w, n, w_stride, rows, out, d) }
+    }
+
+    /// `softmax(s · scaling)` in place (see [`scalar::softmax_scaled`]).
+    #[inline]
+    pub fn softmax_scaled(&self, s: &mut [f32], scaling: f32) {
+        // SAFETY: the table was built for an ISA this CPU runs; the function takes any length.
+        unsafe { (self.act.0)(s, scaling) }
+    }
+
+    /// `out[i] = silu(g[i]) · u[i]` (see [`scalar::silu_mul`]).
+    #[inline]
+    pub fn silu_mul(&self, g: &[f32], u: &[f32], out: &mut [f32]) {
+        // SAFETY: the table was built for an ISA this CPU runs; the function checks the lengths.
+        unsafe { (self.act.1)(g, u, out) }
     }
 
     /// `out = epilogue(a · b)` in the given arithmetic, after checking every length.
@@ -372,12 +389,12 @@ fn fma_sv_scalar(acc: &mut [f32], s: f32, b: &[f32]) {
     scalar::fma_sv(acc, s, b)
 }
 
-fn block_scores_scalar(q: &[f32], keys: &[f32], out: &mut [f32]) {
-    scalar::block_scores(q, keys, out)
+fn block_scores_scalar(q: &[f32], hd: usize, keys: &[f32], blocks: usize, out: &mut [f32]) {
+    scalar::block_scores(q, hd, keys, blocks, out)
 }
 
-fn weighted_rows_scalar(w: &[f32], rows: &[f32], stride: usize, out: &mut [f32]) {
-    scalar::weighted_rows(w, rows, stride, out)
+fn weighted_rows_scalar(w: &[f32], n: usize, w_stride: usize, rows: &[f32], out: &mut [f32], d: usize) {
+    scalar::weighted_rows(w, n, w_stride, rows, out, d)
 }
 
 /// Worst to best: the process takes the last one it can run.
@@ -463,9 +480,15 @@ fn table(isa: Isa) -> Result<Kernels, String> {
             };
             // Every x86 table needs AVX2 and FMA (see `cpu.rs`), so all take the ymm forms.
             let fma: (FmaVvFn, FmaSvFn) = (ymm::fma_vv, ymm::fma_sv);
-            // The key blocks hold 8 positions: one ymm each, so AVX-512 gains nothing here.
-            let attn: (BlockScoresFn, WeightedRowsFn) = (ymm::block_scores, ymm::weighted_rows);
-            Ok(Kernels { isa, variant: "", exact, saturating: Some(saturating), quantize, fma, attn, grain })
+            // A key block of 16 positions is one zmm: the AVX-512 tables do twice the work per
+            // instruction in attention.
+            let (attn, act): ((BlockScoresFn, WeightedRowsFn), (SoftmaxFn, SiluMulFn)) = match isa {
+                Isa::Avx2 | Isa::AvxVnni => {
+                    ((ymm::block_scores, ymm::weighted_rows), (ymm::softmax_scaled, ymm::silu_mul))
+                }
+                _ => ((zmm::block_scores, zmm::weighted_rows), (zmm::softmax_scaled, zmm::silu_mul)),
+            };
+            Ok(Kernels { isa, variant: "", exact, saturating: Some(saturating), quantize, fma, attn, act, grain })
         }
         #[cfg(target_arch = "aarch64")]
         Isa::Neon => {
@@ -488,6 +511,7 @@ fn table(isa: Isa) -> Result<Kernels, String> {
                 fma: (neon::fma_vv, neon::fma_sv),
                 // Plain Rust compiles to NEON vectors here (NEON is part of the aarch64 baseline).
                 attn: (block_scores_scalar, weighted_rows_scalar),
+                act: (scalar::softmax_scaled, scalar::silu_mul),
                 grain: (16, 1),
             })
         }

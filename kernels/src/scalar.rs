@@ -48,40 +48,142 @@ pub fn fma_sv(acc: &mut [f32], s: f32, b: &[f32]) {
     }
 }
 
-/// Attention scores of one query over keys kept in blocks of [`KEY_BLOCK`] positions (per block,
-/// `q.len()` rows of 8 lanes, one lane per position): `out[8b + l] = Σ_d q[d] · keys[(b·hd + d)·8
-/// + l]`, summed over `d` in order from 0, each step a multiply then an add (no fused
-/// multiply-add), starting from 0. `out.len()` is a multiple of 8 and names the blocks.
-pub fn block_scores(q: &[f32], keys: &[f32], out: &mut [f32]) {
-    let hd = q.len();
-    assert!(out.len().is_multiple_of(KEY_BLOCK), "block_scores: output not whole blocks");
-    assert!(keys.len() >= out.len() * hd, "block_scores: fewer keys than output blocks");
-    for (block, o) in keys.chunks_exact(hd * KEY_BLOCK).zip(out.chunks_exact_mut(KEY_BLOCK)) {
-        let mut acc = [0f32; KEY_BLOCK];
-        for (k, &qd) in block.chunks_exact(KEY_BLOCK).zip(q) {
-            for l in 0..KEY_BLOCK {
-                acc[l] += qd * k[l];
-            }
+/// `e^x` in f32 within 2 ulp, without branches or calls, so loops over it vectorise (libm's
+/// `expf` is a call per element; softmax and SiLU make tens of millions of them in a long
+/// prefill). Inputs are clamped to `[-87.3, 88]`, so results stay finite and normal: below, the
+/// true value is under 1e-38 and vanishes next to what it is added to; softmax only takes
+/// `x <= 0` and SiLU's `1 + e^-g` is then already far past any `g` it divides.
+#[inline(always)]
+pub fn exp(x: f32) -> f32 {
+    const LOG2E: f32 = std::f32::consts::LOG2_E;
+    // ln 2 split so that n · LN2_HI is exact for |n| < 2^9 (Cody and Waite).
+    const LN2_HI: f32 = 0.693_359_4;
+    const LN2_LO: f32 = -2.121_944_4e-4;
+    // Adding and subtracting 1.5 · 2^23 rounds to the nearest integer (ties to even) without
+    // SSE4.1's round instruction, exactly for |t| < 2^22.
+    const ROUND: f32 = 12_582_912.0;
+    let x = x.clamp(-87.3, 88.0);
+    let t = x * LOG2E + ROUND;
+    let n = t - ROUND;
+    let r = (x - n * LN2_HI) - n * LN2_LO;
+    // e^r on |r| <= ln2/2: Taylor terms to r^7 (remainder below 2e-9 relative).
+    let p = 1.0 / 5040.0;
+    let p = p * r + 1.0 / 720.0;
+    let p = p * r + 1.0 / 120.0;
+    let p = p * r + 1.0 / 24.0;
+    let p = p * r + 1.0 / 6.0;
+    let p = p * r + 0.5;
+    let p = p * r + 1.0;
+    let p = p * r + 1.0;
+    // 2^n straight from t's bits: its mantissa holds 0x400000 + n. Integer operations only,
+    // because `n as i32` (saturating, NaN to 0) would not vectorise.
+    let two_n = f32::from_bits(t.to_bits().wrapping_sub(ROUND.to_bits()).wrapping_add(127) << 23);
+    p * two_n
+}
+
+/// `softmax(s · scaling)` in place, as Transformers' eager attention: scale, subtract the
+/// maximum, exponentiate ([`exp`]), divide by the sum. Plain code that every ISA's table compiles
+/// with its own vector width (`#[inline(always)]`), so all give these bits.
+#[inline(always)]
+pub fn softmax_scaled(s: &mut [f32], scaling: f32) {
+    // Each pass is one simple loop so it vectorises at the table's full width. The maximum is
+    // exact in any order; the sum runs in eight lanes in one fixed order.
+    for x in s.iter_mut() {
+        *x *= scaling;
+    }
+    let mut max = [f32::NEG_INFINITY; 8];
+    let chunks = s.chunks_exact(8);
+    let tail = chunks.remainder();
+    for c in chunks {
+        for l in 0..8 {
+            max[l] = max[l].max(c[l]);
         }
-        o.copy_from_slice(&acc);
+    }
+    let m = tail.iter().fold(max.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b)), |a, &b| a.max(b));
+    for x in s.iter_mut() {
+        *x = exp(*x - m);
+    }
+    let mut sum = [0f32; 8];
+    let chunks = s.chunks_exact(8);
+    let tail = chunks.remainder();
+    for c in chunks {
+        for l in 0..8 {
+            sum[l] += c[l];
+        }
+    }
+    let mut total = ((sum[0] + sum[4]) + (sum[1] + sum[5])) + ((sum[2] + sum[6]) + (sum[3] + sum[7]));
+    for x in tail {
+        total += *x;
+    }
+    for x in s.iter_mut() {
+        *x /= total;
     }
 }
 
-/// Positions per block of [`block_scores`]' key layout.
-pub const KEY_BLOCK: usize = 8;
+/// `out[i] = silu(g[i]) · u[i]` with `silu(g) = g / (1 + e^-g)` ([`exp`]): the SwiGLU
+/// activation of LLM feed-forward blocks. Compiled per ISA like [`softmax_scaled`].
+#[inline(always)]
+pub fn silu_mul(g: &[f32], u: &[f32], out: &mut [f32]) {
+    assert!(g.len() >= out.len() && u.len() >= out.len(), "silu_mul: operands shorter than the output");
+    for ((o, g), u) in out.iter_mut().zip(g).zip(u) {
+        *o = (g / (1.0 + exp(-g))) * u;
+    }
+}
 
-/// Attention's weighted sum of value rows: `out[d] = Σ_j w[j] · rows[j·stride + d]`, summed over
-/// `j` in order, each step a multiply then an add, starting from 0.
-pub fn weighted_rows(w: &[f32], rows: &[f32], stride: usize, out: &mut [f32]) {
-    let d = out.len();
-    assert!(stride >= d, "weighted_rows: stride shorter than a row");
-    assert!(w.is_empty() || rows.len() >= (w.len() - 1) * stride + d, "weighted_rows: fewer rows than weights");
-    out.fill(0.0);
-    for (j, &wj) in w.iter().enumerate() {
-        for (o, &v) in out.iter_mut().zip(&rows[j * stride..j * stride + d]) {
-            *o += wj * v;
+/// Attention scores of the query heads that share one KV head (grouped-query attention) over
+/// keys kept in blocks of [`KEY_BLOCK`] positions (per block, `hd` rows of 16 lanes, one lane per
+/// position). `q` holds the heads' queries (`hd` each); `out` holds per head `blocks · 16`
+/// scores: `out[h·16·blocks + 16b + l] = Σ_d q[h·hd + d] · keys[(b·hd + d)·16 + l]`, summed over
+/// `d` in order from 0, each step one fused multiply-add (a single rounding), starting from 0.
+pub fn block_scores(q: &[f32], hd: usize, keys: &[f32], blocks: usize, out: &mut [f32]) {
+    check_block_scores(q, hd, keys, blocks, out);
+    let span = blocks * KEY_BLOCK;
+    for (qh, oh) in q.chunks_exact(hd).zip(out.chunks_exact_mut(span.max(1))) {
+        for (block, o) in keys.chunks_exact(hd * KEY_BLOCK).zip(oh.chunks_exact_mut(KEY_BLOCK)) {
+            let mut acc = [0f32; KEY_BLOCK];
+            for (k, &qd) in block.chunks_exact(KEY_BLOCK).zip(qh) {
+                for l in 0..KEY_BLOCK {
+                    acc[l] = qd.mul_add(k[l], acc[l]);
+                }
+            }
+            o.copy_from_slice(&acc);
         }
     }
+}
+
+/// The lengths [`block_scores`] needs; every ISA's entry point checks them the same way.
+pub fn check_block_scores(q: &[f32], hd: usize, keys: &[f32], blocks: usize, out: &[f32]) {
+    assert!(hd > 0 && q.len().is_multiple_of(hd), "block_scores: queries not whole heads of {hd}");
+    assert!(out.len() == q.len() / hd * blocks * KEY_BLOCK, "block_scores: output is not heads × blocks");
+    assert!(keys.len() >= blocks * KEY_BLOCK * hd, "block_scores: fewer keys than blocks");
+}
+
+/// Positions per block of [`block_scores`]' key layout: one zmm register, two ymm.
+pub const KEY_BLOCK: usize = 16;
+
+/// Attention's weighted sums of value rows, for the heads that share them (grouped-query
+/// attention): rows are `d` floats each, contiguous; head `h` has weights `w[h·w_stride ..][..n]`
+/// and output `out[h·d ..][..d]`, with `out[h·d + e] = Σ_j w[h·w_stride + j] · rows[j·d + e]`,
+/// summed over `j < n` in order, each step one fused multiply-add, starting from 0.
+pub fn weighted_rows(w: &[f32], n: usize, w_stride: usize, rows: &[f32], out: &mut [f32], d: usize) {
+    check_weighted_rows(w, n, w_stride, rows, out, d);
+    for (h, o) in out.chunks_exact_mut(d).enumerate() {
+        o.fill(0.0);
+        for (j, &wj) in w[h * w_stride..h * w_stride + n].iter().enumerate() {
+            for (x, &v) in o.iter_mut().zip(&rows[j * d..(j + 1) * d]) {
+                *x = wj.mul_add(v, *x);
+            }
+        }
+    }
+}
+
+/// The lengths [`weighted_rows`] needs; every ISA's entry point checks them the same way.
+pub fn check_weighted_rows(w: &[f32], n: usize, w_stride: usize, rows: &[f32], out: &[f32], d: usize) {
+    assert!(d > 0 && out.len().is_multiple_of(d), "weighted_rows: output not whole rows of {d}");
+    let heads = out.len() / d;
+    assert!(heads < 2 || w_stride >= n, "weighted_rows: weight stride shorter than the weights");
+    assert!(heads == 0 || w.len() >= (heads - 1) * w_stride + n, "weighted_rows: fewer weights than heads");
+    assert!(rows.len() >= n * d, "weighted_rows: fewer rows than weights");
 }
 
 /// The exact int32 dot product of row `i` of `a` with column `j` of `b`.

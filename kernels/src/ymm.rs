@@ -208,69 +208,100 @@ pub(crate) unsafe fn fma_sv(acc: &mut [f32], s: f32, b: &[f32]) {
     }
 }
 
-/// [`crate::scalar::block_scores`] with ymm registers: one block of 8 positions per register,
-/// eight blocks at a time so the adds' latency is hidden. Multiply then add, as the scalar.
+/// [`crate::scalar::block_scores`] with ymm registers, one head at a time: a block of 16
+/// positions is two registers, four blocks at a time so the fused multiply-adds' latency is
+/// hidden.
 ///
 /// # Safety
-/// The CPU has AVX2; lengths as [`crate::scalar::block_scores`] checks them (the caller did).
-#[target_feature(enable = "avx2")]
-pub(crate) unsafe fn block_scores(q: &[f32], keys: &[f32], out: &mut [f32]) {
-    const G: usize = 8;
-    let hd = q.len();
-    let blocks = out.len() / 8;
-    let mut b = 0;
-    while b < blocks {
-        let g = (blocks - b).min(G);
-        let mut acc = [_mm256_setzero_ps(); G];
-        let base = keys.as_ptr().wrapping_add(b * hd * 8);
-        for (d, &qd) in q.iter().enumerate() {
-            let qv = _mm256_set1_ps(qd);
-            for (i, a) in acc.iter_mut().enumerate().take(g) {
-                // SAFETY: block b+i < blocks, and keys holds hd·8 floats per block.
-                let k = unsafe { _mm256_loadu_ps(base.add((i * hd + d) * 8)) };
-                *a = _mm256_add_ps(*a, _mm256_mul_ps(qv, k));
+/// The CPU has AVX2 and FMA; lengths as [`crate::scalar::check_block_scores`] checks them (the
+/// caller did).
+#[target_feature(enable = "avx2,fma")]
+pub(crate) unsafe fn block_scores(q: &[f32], hd: usize, keys: &[f32], blocks: usize, out: &mut [f32]) {
+    const G: usize = 4;
+    const KB: usize = crate::scalar::KEY_BLOCK;
+    for (h, qh) in q.chunks_exact(hd).enumerate() {
+        let oh = out.as_mut_ptr().wrapping_add(h * blocks * KB);
+        let mut b = 0;
+        while b < blocks {
+            let g = (blocks - b).min(G);
+            let mut acc = [[_mm256_setzero_ps(); 2]; G];
+            let base = keys.as_ptr().wrapping_add(b * hd * KB);
+            for (d, &qd) in qh.iter().enumerate() {
+                let qv = _mm256_set1_ps(qd);
+                for (i, a) in acc.iter_mut().enumerate().take(g) {
+                    // SAFETY: block b+i < blocks, and keys holds hd·16 floats per block.
+                    unsafe {
+                        let k = base.add((i * hd + d) * KB);
+                        a[0] = _mm256_fmadd_ps(qv, _mm256_loadu_ps(k), a[0]);
+                        a[1] = _mm256_fmadd_ps(qv, _mm256_loadu_ps(k.add(8)), a[1]);
+                    }
+                }
             }
+            for (i, a) in acc.iter().enumerate().take(g) {
+                // SAFETY: the 16 scores of block b+i of head h inside `out`.
+                unsafe {
+                    _mm256_storeu_ps(oh.add((b + i) * KB), a[0]);
+                    _mm256_storeu_ps(oh.add((b + i) * KB + 8), a[1]);
+                }
+            }
+            b += g;
         }
-        for (i, a) in acc.iter().enumerate().take(g) {
-            // SAFETY: 8 floats of block b+i inside `out`.
-            unsafe { _mm256_storeu_ps(out.as_mut_ptr().add((b + i) * 8), *a) };
-        }
-        b += g;
     }
 }
 
-/// [`crate::scalar::weighted_rows`] with ymm registers: 64 dimensions (eight registers) at a
-/// time, then 8, then one by one; every element with the scalar's operations in its order.
+/// [`crate::scalar::weighted_rows`] with ymm registers: one head at a time, 64 dimensions
+/// (eight registers) at a time, then 8, then one by one; every element with the scalar's fused
+/// multiply-adds in its order.
 ///
 /// # Safety
-/// The CPU has AVX2; lengths as [`crate::scalar::weighted_rows`] checks them (the caller did).
-#[target_feature(enable = "avx2")]
-pub(crate) unsafe fn weighted_rows(w: &[f32], rows: &[f32], stride: usize, out: &mut [f32]) {
-    let dims = out.len();
-    let mut d0 = 0;
-    while d0 + 8 <= dims {
-        let g = ((dims - d0) / 8).min(8);
-        let mut acc = [_mm256_setzero_ps(); 8];
-        for (j, &wj) in w.iter().enumerate() {
-            let wv = _mm256_set1_ps(wj);
-            let row = rows.as_ptr().wrapping_add(j * stride + d0);
-            for (i, a) in acc.iter_mut().enumerate().take(g) {
-                // SAFETY: dimensions d0 + 8i .. d0 + 8i + 8 ≤ dims of row j, inside `rows`.
-                let v = unsafe { _mm256_loadu_ps(row.add(i * 8)) };
-                *a = _mm256_add_ps(*a, _mm256_mul_ps(wv, v));
+/// The CPU has AVX2 and FMA; lengths as [`crate::scalar::check_weighted_rows`] checks them (the
+/// caller did).
+#[target_feature(enable = "avx2,fma")]
+pub(crate) unsafe fn weighted_rows(w: &[f32], n: usize, w_stride: usize, rows: &[f32], out: &mut [f32], d: usize) {
+    for (h, o) in out.chunks_exact_mut(d).enumerate() {
+        let wh = &w[h * w_stride..h * w_stride + n];
+        let mut d0 = 0;
+        while d0 + 8 <= d {
+            let g = ((d - d0) / 8).min(8);
+            let mut acc = [_mm256_setzero_ps(); 8];
+            for (j, &wj) in wh.iter().enumerate() {
+                let wv = _mm256_set1_ps(wj);
+                let row = rows.as_ptr().wrapping_add(j * d + d0);
+                for (i, a) in acc.iter_mut().enumerate().take(g) {
+                    // SAFETY: dimensions d0 + 8i .. d0 + 8i + 8 ≤ d of row j < n, inside `rows`.
+                    *a = _mm256_fmadd_ps(wv, unsafe { _mm256_loadu_ps(row.add(i * 8)) }, *a);
+                }
             }
+            for (i, a) in acc.iter().enumerate().take(g) {
+                // SAFETY: 8 floats at d0 + 8i inside this head's output.
+                unsafe { _mm256_storeu_ps(o.as_mut_ptr().add(d0 + i * 8), *a) };
+            }
+            d0 += g * 8;
         }
-        for (i, a) in acc.iter().enumerate().take(g) {
-            // SAFETY: 8 floats at d0 + 8i inside `out`.
-            unsafe { _mm256_storeu_ps(out.as_mut_ptr().add(d0 + i * 8), *a) };
+        for (e, x) in o.iter_mut().enumerate().skip(d0) {
+            let mut acc = 0f32;
+            for (j, &wj) in wh.iter().enumerate() {
+                acc = wj.mul_add(rows[j * d + e], acc);
+            }
+            *x = acc;
         }
-        d0 += g * 8;
     }
-    for (d, o) in out.iter_mut().enumerate().skip(d0) {
-        let mut acc = 0f32;
-        for (j, &wj) in w.iter().enumerate() {
-            acc += wj * rows[j * stride + d];
-        }
-        *o = acc;
-    }
+}
+
+/// [`crate::scalar::softmax_scaled`] compiled for ymm registers (the same code, so the same bits).
+///
+/// # Safety
+/// The CPU has the features this function is compiled for.
+#[target_feature(enable = "avx2,fma")]
+pub(crate) unsafe fn softmax_scaled(s: &mut [f32], scaling: f32) {
+    crate::scalar::softmax_scaled(s, scaling)
+}
+
+/// [`crate::scalar::silu_mul`] compiled for ymm registers (the same code, so the same bits).
+///
+/// # Safety
+/// The CPU has the features this function is compiled for.
+#[target_feature(enable = "avx2,fma")]
+pub(crate) unsafe fn silu_mul(g: &[f32], u: &[f32], out: &mut [f32]) {
+    crate::scalar::silu_mul(g, u, out)
 }

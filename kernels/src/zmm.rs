@@ -113,3 +113,177 @@ pub(crate) unsafe fn quantize(src: &[f32], scale: f32, dst: &mut [u8]) {
         i += 16;
     }
 }
+
+/// [`crate::scalar::block_scores`] with zmm registers: a block of 16 positions is one register.
+/// Each key register is loaded once for up to four heads of the group (keys come from L2 for
+/// long contexts, so loads, not multiply-adds, were the limit), four blocks at a time for four
+/// heads, eight for one or two, so the fused multiply-adds' latency is hidden.
+///
+/// # Safety
+/// The CPU has AVX-512F; lengths as [`crate::scalar::check_block_scores`] checks them (the caller
+/// did).
+#[target_feature(enable = "avx512f")]
+pub(crate) unsafe fn block_scores(q: &[f32], hd: usize, keys: &[f32], blocks: usize, out: &mut [f32]) {
+    let heads = q.len() / hd;
+    let mut h = 0;
+    while h < heads {
+        let hg = (heads - h).min(4);
+        let g_max = if hg > 2 { 4 } else { 8 };
+        let mut b = 0;
+        while b < blocks {
+            let g = (blocks - b).min(g_max);
+            macro_rules! call {
+                ($hg:literal, $g:literal) => {
+                    // SAFETY: heads h .. h + hg and blocks b .. b + g are in range.
+                    unsafe { scores_tile::<$hg, $g>(q, hd, keys, blocks, out, h, b) }
+                };
+            }
+            by_shape!(call, hg, g, [1 2 3 4], [1 2 3 4 5 6 7 8]);
+            b += g;
+        }
+        h += hg;
+    }
+}
+
+/// Heads `h0 .. h0 + HG`, blocks `b0 .. b0 + G` of [`block_scores`].
+///
+/// # Safety
+/// As [`block_scores`], and the heads and blocks are in range.
+#[target_feature(enable = "avx512f")]
+#[inline]
+#[allow(clippy::too_many_arguments)]
+unsafe fn scores_tile<const HG: usize, const G: usize>(
+    q: &[f32],
+    hd: usize,
+    keys: &[f32],
+    blocks: usize,
+    out: &mut [f32],
+    h0: usize,
+    b0: usize,
+) {
+    const KB: usize = crate::scalar::KEY_BLOCK;
+    let mut acc = [[_mm512_setzero_ps(); G]; HG];
+    let base = keys.as_ptr().wrapping_add(b0 * hd * KB);
+    let qp = q.as_ptr().wrapping_add(h0 * hd);
+    for d in 0..hd {
+        // SAFETY: dimension d of blocks b0 .. b0 + G < blocks, inside `keys`.
+        let k: [__m512; G] = std::array::from_fn(|i| unsafe { _mm512_loadu_ps(base.add((i * hd + d) * KB)) });
+        for (hh, a) in acc.iter_mut().enumerate() {
+            // SAFETY: query dimension d of head h0 + hh < heads, inside `q`.
+            let qv = _mm512_set1_ps(unsafe { *qp.add(hh * hd + d) });
+            for i in 0..G {
+                a[i] = _mm512_fmadd_ps(qv, k[i], a[i]);
+            }
+        }
+    }
+    for (hh, a) in acc.iter().enumerate() {
+        for (i, v) in a.iter().enumerate() {
+            // SAFETY: the 16 scores of block b0 + i of head h0 + hh inside `out`.
+            unsafe { _mm512_storeu_ps(out.as_mut_ptr().add(((h0 + hh) * blocks + b0 + i) * KB), *v) };
+        }
+    }
+}
+
+/// [`crate::scalar::weighted_rows`] with zmm registers. Each value row is loaded once for up to
+/// four heads of the group, which also gives the fused multiply-adds enough independent chains:
+/// 128 dimensions (eight registers) for two heads, 64 for four, then 16 at a time, then one by
+/// one; every element with the scalar's fused multiply-adds in its order.
+///
+/// # Safety
+/// The CPU has AVX-512F; lengths as [`crate::scalar::check_weighted_rows`] checks them (the
+/// caller did).
+#[target_feature(enable = "avx512f")]
+pub(crate) unsafe fn weighted_rows(w: &[f32], n: usize, w_stride: usize, rows: &[f32], out: &mut [f32], d: usize) {
+    let heads = out.len() / d;
+    let mut e0 = 0;
+    while e0 + 16 <= d {
+        let left = (d - e0) / 16;
+        let dc = if left >= 8 {
+            8
+        } else if left >= 4 {
+            4
+        } else {
+            1
+        };
+        let mut h = 0;
+        while h < heads {
+            let hg = (heads - h).min(if dc == 8 { 2 } else { 4 });
+            macro_rules! call {
+                ($hg:literal, $dc:literal) => {
+                    // SAFETY: heads h .. h + hg and dimensions e0 .. e0 + 16·dc are in range.
+                    unsafe { weighted_tile::<$hg, $dc>(w, n, w_stride, rows, out, d, h, e0) }
+                };
+            }
+            by_shape!(call, hg, dc, [1 2 3 4], [1 4 8]);
+            h += hg;
+        }
+        e0 += 16 * dc;
+    }
+    for (h, o) in out.chunks_exact_mut(d).enumerate() {
+        let wh = &w[h * w_stride..h * w_stride + n];
+        for (e, x) in o.iter_mut().enumerate().skip(e0) {
+            let mut acc = 0f32;
+            for (j, &wj) in wh.iter().enumerate() {
+                acc = wj.mul_add(rows[j * d + e], acc);
+            }
+            *x = acc;
+        }
+    }
+}
+
+/// Heads `h0 .. h0 + HG`, dimensions `e0 .. e0 + 16·DC` of [`weighted_rows`].
+///
+/// # Safety
+/// As [`weighted_rows`], and the heads and dimensions are in range.
+#[target_feature(enable = "avx512f")]
+#[inline]
+#[allow(clippy::too_many_arguments)]
+unsafe fn weighted_tile<const HG: usize, const DC: usize>(
+    w: &[f32],
+    n: usize,
+    w_stride: usize,
+    rows: &[f32],
+    out: &mut [f32],
+    d: usize,
+    h0: usize,
+    e0: usize,
+) {
+    let mut acc = [[_mm512_setzero_ps(); DC]; HG];
+    let wp = w.as_ptr();
+    for j in 0..n {
+        let row = rows.as_ptr().wrapping_add(j * d + e0);
+        // SAFETY: dimensions e0 .. e0 + 16·DC ≤ d of row j < n, inside `rows`.
+        let v: [__m512; DC] = std::array::from_fn(|c| unsafe { _mm512_loadu_ps(row.add(16 * c)) });
+        for (hh, a) in acc.iter_mut().enumerate() {
+            // SAFETY: weight j < n of head h0 + hh < heads, inside `w`.
+            let wv = _mm512_set1_ps(unsafe { *wp.add((h0 + hh) * w_stride + j) });
+            for c in 0..DC {
+                a[c] = _mm512_fmadd_ps(wv, v[c], a[c]);
+            }
+        }
+    }
+    for (hh, a) in acc.iter().enumerate() {
+        for (c, v) in a.iter().enumerate() {
+            // SAFETY: 16 floats at dimension e0 + 16c of head h0 + hh, inside `out`.
+            unsafe { _mm512_storeu_ps(out.as_mut_ptr().add((h0 + hh) * d + e0 + 16 * c), *v) };
+        }
+    }
+}
+
+/// [`crate::scalar::softmax_scaled`] compiled for zmm registers (the same code, so the same bits).
+///
+/// # Safety
+/// The CPU has the features this function is compiled for.
+#[target_feature(enable = "avx512f")]
+pub(crate) unsafe fn softmax_scaled(s: &mut [f32], scaling: f32) {
+    crate::scalar::softmax_scaled(s, scaling)
+}
+
+/// [`crate::scalar::silu_mul`] compiled for zmm registers (the same code, so the same bits).
+///
+/// # Safety
+/// The CPU has the features this function is compiled for.
+#[target_feature(enable = "avx512f")]
+pub(crate) unsafe fn silu_mul(g: &[f32], u: &[f32], out: &mut [f32]) {
+    crate::scalar::silu_mul(g, u, out)
+}

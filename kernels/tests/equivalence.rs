@@ -384,28 +384,94 @@ proptest! {
 
     #[test]
     fn attention_products_equal_reference(
-        hd in prop_oneof![Just(64usize), Just(128), 1usize..80],
+        hd in prop_oneof![Just(64usize), Just(128), Just(80), 1usize..150],
         blocks in 0usize..20,
         positions in 0usize..70,
+        heads in 1usize..9,
         stride_extra in 0usize..9,
         seed in any::<u64>(),
     ) {
         let mut r = Rng(seed | 1);
         let mut v = |n: usize| -> Vec<f32> { (0..n).map(|_| r.f32_in(-4.0, 4.0)).collect() };
-        let (q, keys) = (v(hd), v(blocks * 8 * hd));
-        let stride = hd + stride_extra;
-        let (w, rows) = (v(positions), v(positions * stride));
-        let mut want_s = vec![f32::NAN; blocks * 8];
-        let mut want_w = vec![f32::NAN; hd];
-        scalar::block_scores(&q, &keys, &mut want_s);
-        scalar::weighted_rows(&w, &rows, stride, &mut want_w);
+        let kb = scalar::KEY_BLOCK;
+        let (q, keys) = (v(heads * hd), v(blocks * kb * hd));
+        let w_stride = positions + stride_extra;
+        let (w, rows) = (v((heads - 1) * w_stride + positions), v(positions * hd));
+        let mut want_s = vec![f32::NAN; heads * blocks * kb];
+        let mut want_w = vec![f32::NAN; heads * hd];
+        scalar::block_scores(&q, hd, &keys, blocks, &mut want_s);
+        scalar::weighted_rows(&w, positions, w_stride, &rows, &mut want_w, hd);
         for k in Kernels::candidates() {
-            let mut s = vec![f32::NAN; blocks * 8];
-            let mut o = vec![f32::NAN; hd];
-            k.block_scores(&q, &keys, &mut s);
-            k.weighted_rows(&w, &rows, stride, &mut o);
+            let mut s = vec![f32::NAN; heads * blocks * kb];
+            let mut o = vec![f32::NAN; heads * hd];
+            k.block_scores(&q, hd, &keys, blocks, &mut s);
+            k.weighted_rows(&w, positions, w_stride, &rows, &mut o, hd);
             prop_assert_eq!(fbits(&s), fbits(&want_s), "{} block_scores", k.name());
             prop_assert_eq!(fbits(&o), fbits(&want_w), "{} weighted_rows", k.name());
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    /// Softmax and SiLU are one plain body compiled per ISA: the vector forms give the scalar's
+    /// bits on any length, wide ranges, and values past exp's clamp.
+    #[test]
+    fn activations_equal_reference(
+        len in 0usize..300,
+        range in prop_oneof![Just(1.0f32), Just(30.0), Just(200.0)],
+        scaling in 0.01f32..2.0,
+        seed in any::<u64>(),
+    ) {
+        let mut r = Rng(seed | 1);
+        let mut v = |n: usize| -> Vec<f32> { (0..n).map(|_| r.f32_in(-range, range)).collect() };
+        let (x, g, u) = (v(len), v(len), v(len));
+        let mut want_s = x.clone();
+        scalar::softmax_scaled(&mut want_s, scaling);
+        let mut want_a = vec![f32::NAN; len];
+        scalar::silu_mul(&g, &u, &mut want_a);
+        for k in Kernels::candidates() {
+            let mut s = x.clone();
+            k.softmax_scaled(&mut s, scaling);
+            let mut a = vec![f32::NAN; len];
+            k.silu_mul(&g, &u, &mut a);
+            prop_assert_eq!(fbits(&s), fbits(&want_s), "{} softmax_scaled", k.name());
+            prop_assert_eq!(fbits(&a), fbits(&want_a), "{} silu_mul", k.name());
+        }
+    }
+}
+
+/// The attention sums are fused multiply-adds in a fixed order: a plain loop with one rounding
+/// per step, written here independently of the reference, gives the same bits.
+#[test]
+fn attention_reference_is_fused_and_in_order() {
+    let mut r = Rng(99);
+    let (hd, n, heads) = (80, 37, 3);
+    let mut v = |n: usize| -> Vec<f32> { (0..n).map(|_| r.f32_in(-4.0, 4.0)).collect() };
+    let kb = scalar::KEY_BLOCK;
+    let (q, keys, w, rows) = (v(heads * hd), v(3 * kb * hd), v(heads * n), v(n * hd));
+    let mut s = vec![0f32; heads * 3 * kb];
+    scalar::block_scores(&q, hd, &keys, 3, &mut s);
+    for (i, &got) in s.iter().enumerate() {
+        let (h, p) = (i / (3 * kb), i % (3 * kb));
+        let mut acc = 0f32;
+        for d in 0..hd {
+            let k = keys[((p / kb) * hd + d) * kb + p % kb];
+            // The product is exact in f64; the sum is rounded there and again to f32.
+            acc = ((q[h * hd + d] as f64) * (k as f64) + acc as f64) as f32;
+        }
+        assert_eq!(got.to_bits(), acc.to_bits(), "head {h} score {p}");
+    }
+    let mut o = vec![0f32; heads * hd];
+    scalar::weighted_rows(&w, n, n, &rows, &mut o, hd);
+    for h in 0..heads {
+        for e in 0..hd {
+            let mut acc = 0f32;
+            for j in 0..n {
+                acc = ((w[h * n + j] as f64) * (rows[j * hd + e] as f64) + acc as f64) as f32;
+            }
+            assert_eq!(o[h * hd + e].to_bits(), acc.to_bits(), "head {h} dim {e}");
         }
     }
 }

@@ -2,8 +2,8 @@
 //! Trimming it back to any length is what speculative decoding does after each verification.
 //!
 //! Layout, per layer, with room for `cap` positions (a multiple of [`BLOCK`]):
-//! - keys in blocks of 8 positions per KV head, each block `head_dim × 8` (dimension-major):
-//!   the scores of a query against 8 positions are 8 running sums fed by one contiguous run,
+//! - keys in blocks of 16 positions per KV head, each block `head_dim × 16` (dimension-major):
+//!   the scores of a query against 16 positions are 16 running sums fed by one contiguous run,
 //!   which the compiler vectorises and the prefetcher streams;
 //! - values per KV head, position-major (`[kv_head][position][dim]`): the weighted sum over
 //!   positions walks one head's values with a constant stride.
@@ -11,7 +11,7 @@
 //! Positions past `len` hold stale numbers that attention never uses.
 
 /// Positions per key block.
-pub(crate) const BLOCK: usize = 8;
+pub(crate) const BLOCK: usize = reseam_kernels::scalar::KEY_BLOCK;
 
 /// Keys and values of one layer.
 #[derive(Clone, Debug, Default)]

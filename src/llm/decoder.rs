@@ -341,7 +341,7 @@ impl Decoder {
             h.iter_mut().zip(&o).for_each(|(a, b)| *a += b);
             layers::rms_norm(&h, &w.post_norm, s.rms_norm_eps, &mut x);
             w.gate_up.forward(&x, t, &mut gu)?;
-            layers::swiglu(&gu, inter, &mut act);
+            layers::swiglu(kern, &gu, inter, &mut act);
             w.down.forward(&act, t, &mut o)?;
             h.iter_mut().zip(&o).for_each(|(a, b)| *a += b);
         }

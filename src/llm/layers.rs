@@ -205,46 +205,14 @@ pub fn rms_norm(x: &[f32], weight: &[f32], eps: f32, out: &mut [f32]) {
     }
 }
 
-/// `e^x` in f32 within 2 ulp, without branches or calls, so loops over it vectorise (libm's
-/// `expf` is a call per element; softmax and SiLU make tens of millions of them in a long
-/// prefill). Inputs are clamped to `[-87.3, 88]`, so results stay finite and normal: below, the
-/// true value is under 1e-38 and vanishes next to what it is added to; softmax only takes
-/// `x <= 0` and SiLU's `1 + e^-g` is then already far past any `g` it divides.
-#[inline(always)]
-pub fn exp(x: f32) -> f32 {
-    const LOG2E: f32 = std::f32::consts::LOG2_E;
-    // ln 2 split so that n · LN2_HI is exact for |n| < 2^9 (Cody and Waite).
-    const LN2_HI: f32 = 0.693_359_4;
-    const LN2_LO: f32 = -2.121_944_4e-4;
-    // Adding and subtracting 1.5 · 2^23 rounds to the nearest integer (ties to even) without
-    // SSE4.1's round instruction, exactly for |t| < 2^22.
-    const ROUND: f32 = 12_582_912.0;
-    let x = x.clamp(-87.3, 88.0);
-    let t = x * LOG2E + ROUND;
-    let n = t - ROUND;
-    let r = (x - n * LN2_HI) - n * LN2_LO;
-    // e^r on |r| <= ln2/2: Taylor terms to r^7 (remainder below 2e-9 relative).
-    let p = 1.0 / 5040.0;
-    let p = p * r + 1.0 / 720.0;
-    let p = p * r + 1.0 / 120.0;
-    let p = p * r + 1.0 / 24.0;
-    let p = p * r + 1.0 / 6.0;
-    let p = p * r + 0.5;
-    let p = p * r + 1.0;
-    let p = p * r + 1.0;
-    // 2^n straight from t's bits: its mantissa holds 0x400000 + n. Integer operations only,
-    // because `n as i32` (saturating, NaN to 0) would not vectorise.
-    let two_n = f32::from_bits(t.to_bits().wrapping_sub(ROUND.to_bits()).wrapping_add(127) << 23);
-    p * two_n
-}
+pub use reseam_kernels::scalar::exp;
 
-/// `silu(gate) · up` for rows holding `[gate | up]` (width `2·inter`), into rows of `inter`.
-pub fn swiglu(gate_up: &[f32], inter: usize, out: &mut [f32]) {
+/// `silu(gate) · up` for rows holding `[gate | up]` (width `2·inter`), into rows of `inter`
+/// (the kernels' [`Kernels::silu_mul`]).
+pub fn swiglu(kern: &Kernels, gate_up: &[f32], inter: usize, out: &mut [f32]) {
     let row = |(gu, o): (&[f32], &mut [f32])| {
         let (g, u) = gu.split_at(inter);
-        for ((o, g), u) in o.iter_mut().zip(g).zip(u) {
-            *o = (g / (1.0 + exp(-g))) * u;
-        }
+        kern.silu_mul(g, u, o);
     };
     if out.len() >= 1 << 16 {
         gate_up.par_chunks_exact(2 * inter).zip(out.par_chunks_exact_mut(inter)).for_each(row);
@@ -323,19 +291,18 @@ pub fn attention(
         // Scores are computed for whole key blocks; the positions wanted start `lead` in.
         let (b0, b1) = (first / BLOCK, pos / BLOCK);
         let lead = first - b0 * BLOCK;
+        let span = (b1 + 1 - b0) * BLOCK;
         scores.clear();
-        scores.resize((b1 + 1 - b0) * BLOCK, 0.0);
+        scores.resize(group * span, 0.0);
         let qs = &q[(r * heads + g * group) * hd..(r * heads + (g + 1) * group) * hd];
         let keys = Keys { kt: kv.kt, cap: kv.cap, g, blocks: b0..b1 + 1, hd };
         let values = Values { v: kv.v, cap: kv.cap, g, first, n, hd };
-        // One head at a time: the keys of a block are re-read from L1 for each head of the
-        // group, which measured as fast as sharing them and keeps the accumulators in registers.
-        for h in 0..group {
-            keys.scores(kern, &qs[h * hd..(h + 1) * hd], scores);
-            let s = &mut scores[lead..lead + n];
-            softmax_scaled(s, scaling);
-            values.weighted(kern, s, &mut o[h * hd..(h + 1) * hd]);
+        keys.scores(kern, qs, scores);
+        for s in scores.chunks_exact_mut(span) {
+            kern.softmax_scaled(&mut s[lead..lead + n], scaling);
         }
+        // The heads of the group share the values: each value row is loaded once for all.
+        values.weighted(kern, &scores[lead..], span, o);
     };
     if rows < ATTENTION_ROWS {
         // Few rows (decoding, verification): one task per row and KV head, written in place.
@@ -364,42 +331,6 @@ pub fn attention(
 /// Rows of a prefill task in attention (and the row count from which tasks are head-major).
 const ATTENTION_ROWS: usize = 16;
 
-/// `softmax(s · scaling)` in place, as Transformers' eager attention: scale, subtract the
-/// maximum, exponentiate, divide by the sum.
-fn softmax_scaled(s: &mut [f32], scaling: f32) {
-    // Eight running maxima and sums so the loops vectorise; the maximum is exact in any order,
-    // the sum is in one fixed order.
-    let mut max = [f32::NEG_INFINITY; 8];
-    let mut chunks = s.chunks_exact_mut(8);
-    for c in &mut chunks {
-        for l in 0..8 {
-            c[l] *= scaling;
-            max[l] = max[l].max(c[l]);
-        }
-    }
-    let mut m = max.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
-    for x in chunks.into_remainder() {
-        *x *= scaling;
-        m = m.max(*x);
-    }
-    let mut sum = [0f32; 8];
-    let mut chunks = s.chunks_exact_mut(8);
-    for c in &mut chunks {
-        for l in 0..8 {
-            c[l] = exp(c[l] - m);
-            sum[l] += c[l];
-        }
-    }
-    let mut total = ((sum[0] + sum[4]) + (sum[1] + sum[5])) + ((sum[2] + sum[6]) + (sum[3] + sum[7]));
-    for x in chunks.into_remainder() {
-        *x = exp(*x - m);
-        total += *x;
-    }
-    for x in s.iter_mut() {
-        *x /= total;
-    }
-}
-
 /// The keys of one KV head, a range of blocks of 8 positions.
 struct Keys<'a> {
     kt: &'a [f32],
@@ -410,14 +341,15 @@ struct Keys<'a> {
 }
 
 impl Keys<'_> {
-    /// `s[8·i + l] = Σ_d q[d] · k[8·(first block + i) + l][d]`, summed over `d` in order from 0,
-    /// for every position of the blocks (the kernels' [`Kernels::block_scores`]).
+    /// `s[h·span + 16·i + l] = Σ_d q[h·hd + d] · k[16·(first block + i) + l][d]` for each head `h`
+    /// of the group (`span` = 16 · blocks), fused multiply-adds over `d` in order from 0 (the
+    /// kernels' [`Kernels::block_scores`]).
     #[inline(always)]
     fn scores(&self, kern: &Kernels, q: &[f32], s: &mut [f32]) {
         let hd = self.hd;
         let start = key_index(self.cap, hd, self.g, 0, self.blocks.start * BLOCK);
         let keys = &self.kt[start..start + self.blocks.len() * hd * BLOCK];
-        kern.block_scores(q, keys, &mut s[..self.blocks.len() * BLOCK]);
+        kern.block_scores(q, hd, keys, self.blocks.len(), s);
     }
 }
 
@@ -432,13 +364,13 @@ struct Values<'a> {
 }
 
 impl Values<'_> {
-    /// `o[d] = Σ_j w[j] · v[first + j][d]`, summed over positions in order (the kernels'
-    /// [`Kernels::weighted_rows`]).
+    /// `o[h·hd + d] = Σ_j w[h·w_stride + j] · v[first + j][d]` for each head `h` of the group,
+    /// fused multiply-adds over positions in order (the kernels' [`Kernels::weighted_rows`]).
     #[inline(always)]
-    fn weighted(&self, kern: &Kernels, w: &[f32], o: &mut [f32]) {
+    fn weighted(&self, kern: &Kernels, w: &[f32], w_stride: usize, o: &mut [f32]) {
         let hd = self.hd;
         let start = value_index(self.cap, hd, self.g, 0, self.first);
-        kern.weighted_rows(w, &self.v[start..start + self.n * hd], hd, o);
+        kern.weighted_rows(w, self.n, w_stride, &self.v[start..start + self.n * hd], o, hd);
     }
 }
 
@@ -486,10 +418,10 @@ mod tests {
     fn attention_over_one_position_returns_its_value() {
         let (hd, heads, kvh) = (4, 2, 1);
         let q = vec![0.3f32; heads * hd];
-        let (kt, mut v) = (vec![1.0f32; kvh * hd * 8], vec![0f32; kvh * hd * 8]);
+        let (kt, mut v) = (vec![1.0f32; kvh * hd * BLOCK], vec![0f32; kvh * hd * BLOCK]);
         v[..4].copy_from_slice(&[0.5, -1.0, 2.0, 4.0]);
         let mut out = vec![0f32; heads * hd];
-        attention(&Kernels::reference(), &q, &KvView { kt: &kt, v: &v, cap: 8 }, 0, heads, kvh, hd, None, &mut out);
+        attention(&Kernels::reference(), &q, &KvView { kt: &kt, v: &v, cap: BLOCK }, 0, heads, kvh, hd, None, &mut out);
         assert_eq!(out, [&v[..4], &v[..4]].concat());
     }
 
@@ -500,7 +432,7 @@ mod tests {
         let q: Vec<f32> = (0..heads * hd).map(f).collect();
         let k: Vec<f32> = (0..n * kvh * hd).map(|i| f(i + 3)).collect();
         let v: Vec<f32> = (0..n * kvh * hd).map(|i| f(i + 7)).collect();
-        let cap = 8;
+        let cap = BLOCK;
         let (mut kt, mut vv) = (vec![0f32; kvh * hd * cap], vec![0f32; kvh * hd * cap]);
         for p in 0..n {
             for g in 0..kvh {
