@@ -156,13 +156,11 @@ unsafe fn step<const TWO_ROWS: bool, const TWO_COLS: bool>(p: &Part, i: usize, n
             }
         }
         for kc in 0..kp / K_BLOCK {
-            if !TWO_ROWS {
-                let ahead = kc * 16 * QUAD + PREFETCH;
-                for l in (0..16 * QUAD).step_by(64) {
-                    _mm_prefetch::<_MM_HINT_T0>(b0.wrapping_add(ahead + l).cast());
-                    if TWO_COLS {
-                        _mm_prefetch::<_MM_HINT_T0>(b1.wrapping_add(ahead + l).cast());
-                    }
+            let ahead = kc * 16 * QUAD + PREFETCH;
+            for l in (0..16 * QUAD).step_by(64) {
+                _mm_prefetch::<_MM_HINT_T0>(b0.wrapping_add(ahead + l).cast());
+                if TWO_COLS {
+                    _mm_prefetch::<_MM_HINT_T0>(b1.wrapping_add(ahead + l).cast());
                 }
             }
             tileload!("4", a0.add(kc * K_BLOCK), stride);
