@@ -4,6 +4,8 @@
 
 use std::sync::Arc;
 
+use rayon::prelude::*;
+
 use super::cache::KvCache;
 use super::checkpoint::{DType, SharedBytes, to_f32};
 use super::layers::{self, DecoderSpec};
@@ -327,10 +329,23 @@ impl Decoder {
         for (l, w) in self.layers.iter().enumerate() {
             layers::rms_norm(&h, &w.input_norm, s.rms_norm_eps, &mut x);
             w.qkv.forward(&x, t, &mut qkv)?;
-            for (i, row) in qkv.chunks_exact(qd + 2 * kvd).enumerate() {
-                q[i * qd..(i + 1) * qd].copy_from_slice(&row[..qd]);
-                k[i * kvd..(i + 1) * kvd].copy_from_slice(&row[qd..qd + kvd]);
-                v[i * kvd..(i + 1) * kvd].copy_from_slice(&row[qd + kvd..]);
+            let split = |(((row, q), k), v): QkvRow| {
+                q.copy_from_slice(&row[..qd]);
+                k.copy_from_slice(&row[qd..qd + kvd]);
+                v.copy_from_slice(&row[qd + kvd..]);
+            };
+            if qkv.len() >= layers::PARALLEL_ELEMENTS {
+                qkv.par_chunks_exact(qd + 2 * kvd)
+                    .zip(q.par_chunks_exact_mut(qd))
+                    .zip(k.par_chunks_exact_mut(kvd))
+                    .zip(v.par_chunks_exact_mut(kvd))
+                    .for_each(split);
+            } else {
+                qkv.chunks_exact(qd + 2 * kvd)
+                    .zip(q.chunks_exact_mut(qd))
+                    .zip(k.chunks_exact_mut(kvd))
+                    .zip(v.chunks_exact_mut(kvd))
+                    .for_each(split);
             }
             layers::apply_rope(&mut q, t, s.heads, s.head_dim, &cos, &sin);
             layers::apply_rope(&mut k, t, s.kv_heads, s.head_dim, &cos, &sin);
@@ -338,12 +353,12 @@ impl Decoder {
             let kv = layers::KvView { kt: &cache.layers[l].kt, v: &cache.layers[l].v, cap: cache.cap };
             layers::attention(kern, &q, &kv, past, s.heads, s.kv_heads, s.head_dim, s.sliding_window, &mut attn);
             w.o.forward(&attn, t, &mut o)?;
-            h.iter_mut().zip(&o).for_each(|(a, b)| *a += b);
+            layers::add_residual(&mut h, &o);
             layers::rms_norm(&h, &w.post_norm, s.rms_norm_eps, &mut x);
             w.gate_up.forward(&x, t, &mut gu)?;
             layers::swiglu(kern, &gu, inter, &mut act);
             w.down.forward(&act, t, &mut o)?;
-            h.iter_mut().zip(&o).for_each(|(a, b)| *a += b);
+            layers::add_residual(&mut h, &o);
         }
         let first = match keep {
             LogitRows::None => return Ok(Logits { vocab: s.vocab, data: Vec::new() }),
@@ -358,6 +373,9 @@ impl Decoder {
         Ok(Logits { vocab: s.vocab, data })
     }
 }
+
+/// One token's fused q|k|v projection and where its three parts go.
+type QkvRow<'a> = (((&'a [f32], &'a mut [f32]), &'a mut [f32]), &'a mut [f32]);
 
 /// A checkpoint as a weight source.
 impl Source for super::checkpoint::Checkpoint {

@@ -185,7 +185,7 @@ impl DecoderSpec {
 /// `x · rsqrt(mean(x²) + eps) · weight` per row of `x`, as Transformers' `LlamaRMSNorm`.
 pub fn rms_norm(x: &[f32], weight: &[f32], eps: f32, out: &mut [f32]) {
     let d = weight.len();
-    for (xr, or) in x.chunks_exact(d).zip(out.chunks_exact_mut(d)) {
+    let row = |(xr, or): (&[f32], &mut [f32])| {
         let mut acc = [0f32; 8];
         let chunks = xr.chunks_exact(8);
         let tail = chunks.remainder();
@@ -202,6 +202,26 @@ pub fn rms_norm(x: &[f32], weight: &[f32], eps: f32, out: &mut [f32]) {
         for ((o, v), w) in or.iter_mut().zip(xr).zip(weight) {
             *o = w * (v * inv);
         }
+    };
+    if x.len() >= PARALLEL_ELEMENTS {
+        x.par_chunks_exact(d).zip(out.par_chunks_exact_mut(d)).for_each(row);
+    } else {
+        x.chunks_exact(d).zip(out.chunks_exact_mut(d)).for_each(row);
+    }
+}
+
+/// Elements from which the per-row steps (norms, RoPE, residual adds) of a forward run on every
+/// thread: a prefill's, not a decode step's.
+pub const PARALLEL_ELEMENTS: usize = 1 << 15;
+
+/// `h += o`, row by row (on every thread for a prefill).
+pub fn add_residual(h: &mut [f32], o: &[f32]) {
+    if h.len() >= PARALLEL_ELEMENTS {
+        h.par_chunks_mut(4096)
+            .zip(o.par_chunks(4096))
+            .for_each(|(a, b)| a.iter_mut().zip(b).for_each(|(a, b)| *a += b));
+    } else {
+        h.iter_mut().zip(o).for_each(|(a, b)| *a += b);
     }
 }
 
@@ -240,16 +260,21 @@ pub fn rope_tables(inv_freq: &[f32], positions: std::ops::Range<usize>) -> (Vec<
 /// Rotates each head of each row in place: `x·cos + rotate_half(x)·sin` (halves, not pairs).
 pub fn apply_rope(x: &mut [f32], rows: usize, heads: usize, head_dim: usize, cos: &[f32], sin: &[f32]) {
     let half = head_dim / 2;
-    for r in 0..rows {
+    let row = |(r, xr): (usize, &mut [f32])| {
         let (c, s) = (&cos[r * half..(r + 1) * half], &sin[r * half..(r + 1) * half]);
-        for h in 0..heads {
-            let v = &mut x[(r * heads + h) * head_dim..(r * heads + h + 1) * head_dim];
+        for v in xr.chunks_exact_mut(head_dim) {
             for i in 0..half {
                 let (a, b) = (v[i], v[i + half]);
                 v[i] = a * c[i] + (-b) * s[i];
                 v[i + half] = b * c[i] + a * s[i];
             }
         }
+    };
+    let x = &mut x[..rows * heads * head_dim];
+    if x.len() >= PARALLEL_ELEMENTS {
+        x.par_chunks_exact_mut(heads * head_dim).enumerate().for_each(row);
+    } else {
+        x.chunks_exact_mut(heads * head_dim).enumerate().for_each(row);
     }
 }
 
