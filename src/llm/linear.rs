@@ -355,6 +355,24 @@ mod tests {
     }
 
     #[test]
+    fn many_rows_split_by_rows_equal_one_row_at_a_time() {
+        // Enough rows for the row-and-column grid on this machine's thread count, and columns
+        // for several ranges of GRID_COLUMN_BYTES.
+        let rows = ROW_SPLIT_MIN * rayon::current_num_threads().max(1) + 5;
+        let (k, n) = (96, (3 * GRID_COLUMN_BYTES).div_ceil(128) + 37);
+        let bias: Vec<f32> = (0..n).map(|j| j as f32 * 0.001).collect();
+        let l = Linear::build(k, n, Precision::Int8, Some(bias), &row);
+        let x: Vec<f32> = (0..rows * k).map(|i| ((i * 29 % 89) as f32 - 44.0) / 13.0).collect();
+        let mut all = vec![f32::NAN; rows * n];
+        l.forward(&x, rows, &mut all).unwrap();
+        let mut one = vec![f32::NAN; n];
+        for i in (0..rows).step_by(7).chain([rows - 1]) {
+            l.forward(&x[i * k..(i + 1) * k], 1, &mut one).unwrap();
+            assert!(one.iter().zip(&all[i * n..(i + 1) * n]).all(|(a, b)| a.to_bits() == b.to_bits()), "row {i}");
+        }
+    }
+
+    #[test]
     fn packed_file_round_trip_gives_the_same_products() {
         let (k, n) = (64, 1000);
         let m = Int8Matrix::quantize(k, n, &row);
