@@ -62,6 +62,7 @@ type BlockScoresFn = unsafe fn(&[f32], usize, &[f32], usize, &mut [f32]);
 type WeightedRowsFn = unsafe fn(&[f32], usize, usize, &[f32], &mut [f32], usize);
 type SoftmaxFn = unsafe fn(&mut [f32], f32);
 type SiluMulFn = unsafe fn(&[f32], &[f32], &mut [f32]);
+type AbsmaxFn = unsafe fn(&[f32]) -> f32;
 
 /// A register-only loop of an instruction set's product step, to measure its peak.
 #[derive(Clone, Copy, Debug)]
@@ -118,6 +119,7 @@ pub struct Kernels {
     /// The float attention products of the LLMs ([`scalar::block_scores`], [`scalar::weighted_rows`]).
     attn: (BlockScoresFn, WeightedRowsFn),
     act: (SoftmaxFn, SiluMulFn),
+    absmax: AbsmaxFn,
     /// Row and column-block counts that split work without cutting a kernel tile.
     grain: (usize, usize),
 }
@@ -157,6 +159,7 @@ impl Kernels {
             fma: (fma_vv_scalar, fma_sv_scalar),
             attn: (block_scores_scalar, weighted_rows_scalar),
             act: (scalar::softmax_scaled, scalar::silu_mul),
+            absmax: scalar::absmax,
             grain: (1, 1),
         }
     }
@@ -311,6 +314,13 @@ impl Kernels {
     pub fn silu_mul(&self, g: &[f32], u: &[f32], out: &mut [f32]) {
         // SAFETY: the table was built for an ISA this CPU runs; the function checks the lengths.
         unsafe { (self.act.1)(g, u, out) }
+    }
+
+    /// `max |x|`, NaN ignored (see [`scalar::absmax`]).
+    #[inline]
+    pub fn absmax(&self, x: &[f32]) -> f32 {
+        // SAFETY: the table was built for an ISA this CPU runs; the function takes any length.
+        unsafe { (self.absmax)(x) }
     }
 
     /// `out = epilogue(a · b)` in the given arithmetic, after checking every length.
@@ -482,13 +492,25 @@ fn table(isa: Isa) -> Result<Kernels, String> {
             let fma: (FmaVvFn, FmaSvFn) = (ymm::fma_vv, ymm::fma_sv);
             // A key block of 16 positions is one zmm: the AVX-512 tables do twice the work per
             // instruction in attention.
-            let (attn, act): ((BlockScoresFn, WeightedRowsFn), (SoftmaxFn, SiluMulFn)) = match isa {
+            type Float = ((BlockScoresFn, WeightedRowsFn), (SoftmaxFn, SiluMulFn), AbsmaxFn);
+            let (attn, act, absmax): Float = match isa {
                 Isa::Avx2 | Isa::AvxVnni => {
-                    ((ymm::block_scores, ymm::weighted_rows), (ymm::softmax_scaled, ymm::silu_mul))
+                    ((ymm::block_scores, ymm::weighted_rows), (ymm::softmax_scaled, ymm::silu_mul), ymm::absmax)
                 }
-                _ => ((zmm::block_scores, zmm::weighted_rows), (zmm::softmax_scaled, zmm::silu_mul)),
+                _ => ((zmm::block_scores, zmm::weighted_rows), (zmm::softmax_scaled, zmm::silu_mul), zmm::absmax),
             };
-            Ok(Kernels { isa, variant: "", exact, saturating: Some(saturating), quantize, fma, attn, act, grain })
+            Ok(Kernels {
+                isa,
+                variant: "",
+                exact,
+                saturating: Some(saturating),
+                quantize,
+                fma,
+                attn,
+                act,
+                absmax,
+                grain,
+            })
         }
         #[cfg(target_arch = "aarch64")]
         Isa::Neon => {
@@ -512,6 +534,7 @@ fn table(isa: Isa) -> Result<Kernels, String> {
                 // Plain Rust compiles to NEON vectors here (NEON is part of the aarch64 baseline).
                 attn: (block_scores_scalar, weighted_rows_scalar),
                 act: (scalar::softmax_scaled, scalar::silu_mul),
+                absmax: scalar::absmax,
                 grain: (16, 1),
             })
         }

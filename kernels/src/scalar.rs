@@ -120,6 +120,22 @@ pub fn softmax_scaled(s: &mut [f32], scaling: f32) {
     }
 }
 
+/// `max |x|` over `x` (0 for an empty slice), ignoring NaN as `f32::max` does: the absolute
+/// maximum is the same in any order, so the running maxima are kept in 16 lanes to let each
+/// table vectorise the loop at its width. Compiled per ISA like [`softmax_scaled`].
+#[inline(always)]
+pub fn absmax(x: &[f32]) -> f32 {
+    let mut m = [0f32; 16];
+    let chunks = x.chunks_exact(16);
+    let tail = chunks.remainder();
+    for c in chunks {
+        for l in 0..16 {
+            m[l] = m[l].max(c[l].abs());
+        }
+    }
+    tail.iter().fold(m.iter().fold(0f32, |a, &b| a.max(b)), |a, &b| a.max(b.abs()))
+}
+
 /// `out[i] = silu(g[i]) · u[i]` with `silu(g) = g / (1 + e^-g)` ([`exp`]): the SwiGLU
 /// activation of LLM feed-forward blocks. Compiled per ISA like [`softmax_scaled`].
 #[inline(always)]

@@ -305,3 +305,12 @@ pub(crate) unsafe fn softmax_scaled(s: &mut [f32], scaling: f32) {
 pub(crate) unsafe fn silu_mul(g: &[f32], u: &[f32], out: &mut [f32]) {
     crate::scalar::silu_mul(g, u, out)
 }
+
+/// [`crate::scalar::absmax`] compiled for ymm registers (the same code, so the same value).
+///
+/// # Safety
+/// The CPU has the features this function is compiled for.
+#[target_feature(enable = "avx2,fma")]
+pub(crate) unsafe fn absmax(x: &[f32]) -> f32 {
+    crate::scalar::absmax(x)
+}

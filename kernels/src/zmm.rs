@@ -287,3 +287,12 @@ pub(crate) unsafe fn softmax_scaled(s: &mut [f32], scaling: f32) {
 pub(crate) unsafe fn silu_mul(g: &[f32], u: &[f32], out: &mut [f32]) {
     crate::scalar::silu_mul(g, u, out)
 }
+
+/// [`crate::scalar::absmax`] compiled for zmm registers (the same code, so the same value).
+///
+/// # Safety
+/// The CPU has the features this function is compiled for.
+#[target_feature(enable = "avx512f")]
+pub(crate) unsafe fn absmax(x: &[f32]) -> f32 {
+    crate::scalar::absmax(x)
+}

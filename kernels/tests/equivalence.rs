@@ -438,6 +438,29 @@ proptest! {
             k.silu_mul(&g, &u, &mut a);
             prop_assert_eq!(fbits(&s), fbits(&want_s), "{} softmax_scaled", k.name());
             prop_assert_eq!(fbits(&a), fbits(&want_a), "{} silu_mul", k.name());
+            prop_assert_eq!(k.absmax(&x).to_bits(), scalar::absmax(&x).to_bits(), "{} absmax", k.name());
+        }
+    }
+}
+
+/// The absolute maximum is the sequential fold's value on every table, NaN ignored, infinities
+/// kept, in any lane of the 16.
+#[test]
+fn absmax_is_the_plain_fold() {
+    let fold = |x: &[f32]| x.iter().fold(0f32, |m, v| m.max(v.abs()));
+    let mut cases: Vec<Vec<f32>> = vec![vec![], vec![-0.0], vec![f32::NAN; 20], vec![1.0, f32::NAN, -3.0]];
+    for at in [0, 5, 15, 16, 31, 40] {
+        let mut x: Vec<f32> = (0..41).map(|i| (i as f32 - 20.0) / 8.0).collect();
+        x[at] = -1e30;
+        cases.push(x.clone());
+        x[at] = f32::NEG_INFINITY;
+        cases.push(x.clone());
+        x[at] = f32::NAN;
+        cases.push(x);
+    }
+    for x in &cases {
+        for k in Kernels::candidates() {
+            assert_eq!(k.absmax(x).to_bits(), fold(x).to_bits(), "{} on {x:?}", k.name());
         }
     }
 }

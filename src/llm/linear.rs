@@ -248,7 +248,7 @@ pub fn quantize_rows(x: &[f32], rows: usize, k: usize, k_padded: usize) -> Resul
     let mut data = vec![0u8; rows * k_padded];
     let mut scales = vec![0f32; rows];
     let work = |((xr, qr), s): ((&[f32], &mut [u8]), &mut f32)| {
-        let amax = xr.iter().fold(0f32, |m, v| m.max(v.abs()));
+        let amax = kernels.absmax(xr);
         let amax = if amax > 0.0 && amax.is_finite() { amax } else { 1.0 };
         kernels.quantize(xr, 127.0 / amax, &mut qr[..k]);
         *s = amax / 127.0;
