@@ -356,7 +356,7 @@ pub fn attention(
 /// Rows of a prefill task in attention (and the row count from which tasks are head-major).
 const ATTENTION_ROWS: usize = 16;
 
-/// The keys of one KV head, a range of blocks of 8 positions.
+/// The keys of one KV head, a range of blocks of [`BLOCK`] positions.
 struct Keys<'a> {
     kt: &'a [f32],
     cap: usize,
