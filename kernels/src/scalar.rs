@@ -193,6 +193,21 @@ pub fn weighted_rows(w: &[f32], n: usize, w_stride: usize, rows: &[f32], out: &m
     }
 }
 
+/// Dimensions `e0 ..` of one head's [`weighted_rows`] (`wh`: its `n` weights; `o`: its `d`
+/// outputs), one element at a time: the vector forms' tail, with the same fused steps in the
+/// same order.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn weighted_rows_tail(wh: &[f32], rows: &[f32], o: &mut [f32], d: usize, e0: usize) {
+    for (e, x) in o.iter_mut().enumerate().skip(e0) {
+        let mut acc = 0f32;
+        for (j, &wj) in wh.iter().enumerate() {
+            acc = wj.mul_add(rows[j * d + e], acc);
+        }
+        *x = acc;
+    }
+}
+
 /// The lengths [`weighted_rows`] needs; every ISA's entry point checks them the same way.
 pub fn check_weighted_rows(w: &[f32], n: usize, w_stride: usize, rows: &[f32], out: &[f32], d: usize) {
     assert!(d > 0 && out.len().is_multiple_of(d), "weighted_rows: output not whole rows of {d}");

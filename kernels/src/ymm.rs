@@ -278,13 +278,7 @@ pub(crate) unsafe fn weighted_rows(w: &[f32], n: usize, w_stride: usize, rows: &
             }
             d0 += g * 8;
         }
-        for (e, x) in o.iter_mut().enumerate().skip(d0) {
-            let mut acc = 0f32;
-            for (j, &wj) in wh.iter().enumerate() {
-                acc = wj.mul_add(rows[j * d + e], acc);
-            }
-            *x = acc;
-        }
+        crate::scalar::weighted_rows_tail(wh, rows, o, d, d0);
     }
 }
 

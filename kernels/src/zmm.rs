@@ -220,14 +220,7 @@ pub(crate) unsafe fn weighted_rows(w: &[f32], n: usize, w_stride: usize, rows: &
         e0 += 16 * dc;
     }
     for (h, o) in out.chunks_exact_mut(d).enumerate() {
-        let wh = &w[h * w_stride..h * w_stride + n];
-        for (e, x) in o.iter_mut().enumerate().skip(e0) {
-            let mut acc = 0f32;
-            for (j, &wj) in wh.iter().enumerate() {
-                acc = wj.mul_add(rows[j * d + e], acc);
-            }
-            *x = acc;
-        }
+        crate::scalar::weighted_rows_tail(&w[h * w_stride..h * w_stride + n], rows, o, d, e0);
     }
 }
 
