@@ -12,7 +12,7 @@ use std::arch::asm;
 use std::arch::x86_64::*;
 
 use crate::dispatch::{PEAK_OPERANDS, PeakLoop};
-use crate::pack::{K_BLOCK, QUAD};
+use crate::pack::{K_BLOCK, PREFETCH, QUAD};
 use crate::part::Part;
 use crate::zmm::BlockEp;
 
@@ -23,7 +23,6 @@ pub(crate) const EXACT: &str = "tdpbusd tiles of 32 rows × 32 columns; fewer th
 const MIN_ROWS: usize = 4;
 /// Rows of activations kept hot while a pair of column blocks is reused across them.
 const PANEL: usize = 64;
-const PREFETCH: usize = 4096;
 
 /// The exact product of one part: tiles, or AVX-512 VNNI for very few rows.
 ///

@@ -17,7 +17,7 @@ use std::arch::x86_64::*;
 use std::ops::Range;
 
 use crate::dispatch::{PEAK_OPERANDS, PeakLoop};
-use crate::pack::QUAD;
+use crate::pack::{PREFETCH, QUAD};
 use crate::part::Part;
 use crate::widen::{self, Widened};
 use crate::ymm::BlockEp;
@@ -62,7 +62,6 @@ pub(crate) unsafe fn gemm_saturating(p: &Part) {
 #[target_feature(enable = "avx2")]
 #[inline]
 unsafe fn tile_bytes<const R: usize, const SPLIT: bool>(p: &Part, i0: usize, nb: usize) {
-    const PREFETCH: usize = 4096;
     let quads = p.b.k_padded() / 4;
     let b = p.block_bytes(nb);
     let a: [*const u8; R] = std::array::from_fn(|r| p.row_bytes(i0 + r));
@@ -71,8 +70,7 @@ unsafe fn tile_bytes<const R: usize, const SPLIT: bool>(p: &Part, i0: usize, nb:
     let part = |x, y| _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), ones);
     let mut acc = [[_mm256_setzero_si256(); 2]; R];
     for g in 0..quads {
-        // One quad is one cache line: ask for the line PREFETCH bytes ahead now, so a lone
-        // stream (decoding reads each block once, from DRAM) does not wait on every line.
+        // One quad is one cache line: ask for the one PREFETCH bytes ahead.
         _mm_prefetch::<_MM_HINT_T0>(b.wrapping_add(g * QUAD + PREFETCH).cast());
         // SAFETY: quad `g` is 64 bytes inside the block.
         let (b0, b1) =

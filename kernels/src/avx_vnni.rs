@@ -8,7 +8,7 @@ use std::arch::asm;
 use std::arch::x86_64::*;
 
 use crate::dispatch::{PEAK_OPERANDS, PeakLoop};
-use crate::pack::QUAD;
+use crate::pack::{PREFETCH, QUAD};
 use crate::part::Part;
 use crate::ymm::BlockEp;
 
@@ -42,14 +42,12 @@ pub(crate) unsafe fn gemm_exact(p: &Part) {
 #[target_feature(enable = "avx2,avxvnni")]
 #[inline]
 unsafe fn tile<const R: usize>(p: &Part, i0: usize, nb: usize) {
-    const PREFETCH: usize = 4096;
     let quads = p.b.k_padded() / 4;
     let b = p.block_bytes(nb);
     let a: [*const u8; R] = std::array::from_fn(|r| p.row_bytes(i0 + r));
     let mut acc = [[_mm256_setzero_si256(); 2]; R];
     for g in 0..quads {
-        // One quad is one cache line: ask for the line PREFETCH bytes ahead now, so a lone
-        // stream (decoding reads each block once, from DRAM) does not wait on every line.
+        // One quad is one cache line: ask for the one PREFETCH bytes ahead.
         _mm_prefetch::<_MM_HINT_T0>(b.wrapping_add(g * QUAD + PREFETCH).cast());
         // SAFETY: quad `g` is 64 bytes inside the block.
         let (b0, b1) =
