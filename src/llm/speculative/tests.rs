@@ -230,6 +230,11 @@ fn garbage_draft_changes_nothing_but_speed() {
             assert_eq!(run.identical_prompts, prompts.len(), "{m} {}", run.label());
             assert!(run.proposed > 0);
             let a = run.acceptance_rate.unwrap();
+            eprintln!(
+                "{m} garbage draft {}: acceptance {a:.3}, {} prompts identical",
+                run.label(),
+                run.identical_prompts
+            );
             assert!(a < 0.2, "{m} {}: a random draft should be rejected, acceptance {a:.3}", run.label());
         }
     }
