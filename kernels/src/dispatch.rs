@@ -59,7 +59,7 @@ type QuantizeFn = unsafe fn(&[f32], f32, &mut [u8]);
 type FmaVvFn = unsafe fn(&mut [f32], &[f32], &[f32]);
 type FmaSvFn = unsafe fn(&mut [f32], f32, &[f32]);
 type BlockScoresFn = unsafe fn(&[f32], usize, &[f32], usize, &mut [f32]);
-type WeightedRowsFn = unsafe fn(&[f32], usize, usize, &[f32], &mut [f32], usize);
+type WeightedRowsFn = unsafe fn(&[f32], usize, usize, &[f32], &mut [f32], usize, bool);
 type SoftmaxFn = unsafe fn(&mut [f32], f32);
 type SiluMulFn = unsafe fn(&[f32], &[f32], &mut [f32]);
 type AbsmaxFn = unsafe fn(&[f32]) -> f32;
@@ -294,12 +294,22 @@ impl Kernels {
     }
 
     /// Weighted sums of `n` value rows of `d` floats for several heads at once, in order over the
-    /// rows (see [`scalar::weighted_rows`]).
+    /// rows, from 0 or `continued` from the sums in `out` (see [`scalar::weighted_rows`]).
     #[inline]
-    pub fn weighted_rows(&self, w: &[f32], n: usize, w_stride: usize, rows: &[f32], out: &mut [f32], d: usize) {
+    #[allow(clippy::too_many_arguments)]
+    pub fn weighted_rows(
+        &self,
+        w: &[f32],
+        n: usize,
+        w_stride: usize,
+        rows: &[f32],
+        out: &mut [f32],
+        d: usize,
+        continued: bool,
+    ) {
         scalar::check_weighted_rows(w, n, w_stride, rows, out, d);
         // SAFETY: the table was built for an ISA this CPU runs, and the lengths are checked.
-        unsafe { (self.attn.1)(w, n, w_stride, rows, out, d) }
+        unsafe { (self.attn.1)(w, n, w_stride, rows, out, d, continued) }
     }
 
     /// `softmax(s · scaling)` in place (see [`scalar::softmax_scaled`]).
@@ -403,8 +413,16 @@ fn block_scores_scalar(q: &[f32], hd: usize, keys: &[f32], blocks: usize, out: &
     scalar::block_scores(q, hd, keys, blocks, out)
 }
 
-fn weighted_rows_scalar(w: &[f32], n: usize, w_stride: usize, rows: &[f32], out: &mut [f32], d: usize) {
-    scalar::weighted_rows(w, n, w_stride, rows, out, d)
+fn weighted_rows_scalar(
+    w: &[f32],
+    n: usize,
+    w_stride: usize,
+    rows: &[f32],
+    out: &mut [f32],
+    d: usize,
+    continued: bool,
+) {
+    scalar::weighted_rows(w, n, w_stride, rows, out, d, continued)
 }
 
 /// Worst to best: the process takes the last one it can run.

@@ -177,14 +177,37 @@ pub fn check_block_scores(q: &[f32], hd: usize, keys: &[f32], blocks: usize, out
 /// Positions per block of [`block_scores`]' key layout: one zmm register, two ymm.
 pub const KEY_BLOCK: usize = 16;
 
+/// Bytes of keys or values the vector forms of [`block_scores`] and [`weighted_rows`] pass over
+/// with every head before moving on, when there are more heads than one register tile takes
+/// (several query rows of a prefill): a run that stays in L1 (32–48 KB on current x86 cores).
+#[cfg(target_arch = "x86_64")]
+const L1_RUN_BYTES: usize = 32 << 10;
+
+/// Key blocks of `hd` dimensions per run of [`L1_RUN_BYTES`].
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn l1_key_blocks(hd: usize) -> usize {
+    (L1_RUN_BYTES / (hd * KEY_BLOCK * 4)).max(1)
+}
+
+/// Value rows of `d` floats per run of [`L1_RUN_BYTES`] (at least 16, so short rows still make
+/// long runs).
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn l1_value_rows(d: usize) -> usize {
+    (L1_RUN_BYTES / (d * 4)).max(16)
+}
+
 /// Attention's weighted sums of value rows, for the heads that share them (grouped-query
 /// attention): rows are `d` floats each, contiguous; head `h` has weights `w[h·w_stride ..][..n]`
 /// and output `out[h·d ..][..d]`, with `out[h·d + e] = Σ_j w[h·w_stride + j] · rows[j·d + e]`,
-/// summed over `j < n` in order, each step one fused multiply-add, starting from 0.
-pub fn weighted_rows(w: &[f32], n: usize, w_stride: usize, rows: &[f32], out: &mut [f32], d: usize) {
+/// summed over `j < n` in order, each step one fused multiply-add, starting from 0 — or, when
+/// `continued`, from the values already in `out`: a sum over `0..n` then continued over `n..m`
+/// gives the bits of one sum over `0..m` (so rows of different lengths can share the first part).
+pub fn weighted_rows(w: &[f32], n: usize, w_stride: usize, rows: &[f32], out: &mut [f32], d: usize, continued: bool) {
     check_weighted_rows(w, n, w_stride, rows, out, d);
     for (h, o) in out.chunks_exact_mut(d).enumerate() {
-        o.fill(0.0);
+        if !continued {
+            o.fill(0.0);
+        }
         for (j, &wj) in w[h * w_stride..h * w_stride + n].iter().enumerate() {
             for (x, &v) in o.iter_mut().zip(&rows[j * d..(j + 1) * d]) {
                 *x = wj.mul_add(v, *x);
@@ -198,9 +221,9 @@ pub fn weighted_rows(w: &[f32], n: usize, w_stride: usize, rows: &[f32], out: &m
 /// same order.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-pub(crate) fn weighted_rows_tail(wh: &[f32], rows: &[f32], o: &mut [f32], d: usize, e0: usize) {
+pub(crate) fn weighted_rows_tail(wh: &[f32], rows: &[f32], o: &mut [f32], d: usize, e0: usize, continued: bool) {
     for (e, x) in o.iter_mut().enumerate().skip(e0) {
-        let mut acc = 0f32;
+        let mut acc = if continued { *x } else { 0.0 };
         for (j, &wj) in wh.iter().enumerate() {
             acc = wj.mul_add(rows[j * d + e], acc);
         }

@@ -210,7 +210,8 @@ pub(crate) unsafe fn fma_sv(acc: &mut [f32], s: f32, b: &[f32]) {
 
 /// [`crate::scalar::block_scores`] with ymm registers, one head at a time: a block of 16
 /// positions is two registers, four blocks at a time so the fused multiply-adds' latency is
-/// hidden.
+/// hidden. With several heads the blocks go in runs of about 32 KB of keys that every head
+/// passes over while they are in L1.
 ///
 /// # Safety
 /// The CPU has AVX2 and FMA; lengths as [`crate::scalar::check_block_scores`] checks them (the
@@ -219,66 +220,102 @@ pub(crate) unsafe fn fma_sv(acc: &mut [f32], s: f32, b: &[f32]) {
 pub(crate) unsafe fn block_scores(q: &[f32], hd: usize, keys: &[f32], blocks: usize, out: &mut [f32]) {
     const G: usize = 4;
     const KB: usize = crate::scalar::KEY_BLOCK;
-    for (h, qh) in q.chunks_exact(hd).enumerate() {
-        let oh = out.as_mut_ptr().wrapping_add(h * blocks * KB);
-        let mut b = 0;
-        while b < blocks {
-            let g = (blocks - b).min(G);
-            let mut acc = [[_mm256_setzero_ps(); 2]; G];
-            let base = keys.as_ptr().wrapping_add(b * hd * KB);
-            for (d, &qd) in qh.iter().enumerate() {
-                let qv = _mm256_set1_ps(qd);
-                for (i, a) in acc.iter_mut().enumerate().take(g) {
-                    // SAFETY: block b+i < blocks, and keys holds hd·16 floats per block.
-                    unsafe {
-                        let k = base.add((i * hd + d) * KB);
-                        a[0] = _mm256_fmadd_ps(qv, _mm256_loadu_ps(k), a[0]);
-                        a[1] = _mm256_fmadd_ps(qv, _mm256_loadu_ps(k.add(8)), a[1]);
+    let run = if q.len() > hd { crate::scalar::l1_key_blocks(hd) } else { blocks.max(1) };
+    let mut r0 = 0;
+    while r0 < blocks {
+        let r1 = (r0 + run).min(blocks);
+        for (h, qh) in q.chunks_exact(hd).enumerate() {
+            let oh = out.as_mut_ptr().wrapping_add(h * blocks * KB);
+            let mut b = r0;
+            while b < r1 {
+                let g = (r1 - b).min(G);
+                let mut acc = [[_mm256_setzero_ps(); 2]; G];
+                let base = keys.as_ptr().wrapping_add(b * hd * KB);
+                for (d, &qd) in qh.iter().enumerate() {
+                    let qv = _mm256_set1_ps(qd);
+                    for (i, a) in acc.iter_mut().enumerate().take(g) {
+                        // SAFETY: block b+i < blocks, and keys holds hd·16 floats per block.
+                        unsafe {
+                            let k = base.add((i * hd + d) * KB);
+                            a[0] = _mm256_fmadd_ps(qv, _mm256_loadu_ps(k), a[0]);
+                            a[1] = _mm256_fmadd_ps(qv, _mm256_loadu_ps(k.add(8)), a[1]);
+                        }
                     }
                 }
-            }
-            for (i, a) in acc.iter().enumerate().take(g) {
-                // SAFETY: the 16 scores of block b+i of head h inside `out`.
-                unsafe {
-                    _mm256_storeu_ps(oh.add((b + i) * KB), a[0]);
-                    _mm256_storeu_ps(oh.add((b + i) * KB + 8), a[1]);
+                for (i, a) in acc.iter().enumerate().take(g) {
+                    // SAFETY: the 16 scores of block b+i of head h inside `out`.
+                    unsafe {
+                        _mm256_storeu_ps(oh.add((b + i) * KB), a[0]);
+                        _mm256_storeu_ps(oh.add((b + i) * KB + 8), a[1]);
+                    }
                 }
+                b += g;
             }
-            b += g;
         }
+        r0 = r1;
     }
 }
 
 /// [`crate::scalar::weighted_rows`] with ymm registers: one head at a time, 64 dimensions
 /// (eight registers) at a time, then 8, then one by one; every element with the scalar's fused
-/// multiply-adds in its order.
+/// multiply-adds in its order. With several heads the rows go in runs of about 32 KB that every
+/// head passes over while they are in L1, the sums continued from `out` between runs.
 ///
 /// # Safety
 /// The CPU has AVX2 and FMA; lengths as [`crate::scalar::check_weighted_rows`] checks them (the
 /// caller did).
 #[target_feature(enable = "avx2,fma")]
-pub(crate) unsafe fn weighted_rows(w: &[f32], n: usize, w_stride: usize, rows: &[f32], out: &mut [f32], d: usize) {
-    for (h, o) in out.chunks_exact_mut(d).enumerate() {
-        let wh = &w[h * w_stride..h * w_stride + n];
-        let mut d0 = 0;
-        while d0 + 8 <= d {
-            let g = ((d - d0) / 8).min(8);
-            let mut acc = [_mm256_setzero_ps(); 8];
-            for (j, &wj) in wh.iter().enumerate() {
-                let wv = _mm256_set1_ps(wj);
-                let row = rows.as_ptr().wrapping_add(j * d + d0);
-                for (i, a) in acc.iter_mut().enumerate().take(g) {
-                    // SAFETY: dimensions d0 + 8i .. d0 + 8i + 8 ≤ d of row j < n, inside `rows`.
-                    *a = _mm256_fmadd_ps(wv, unsafe { _mm256_loadu_ps(row.add(i * 8)) }, *a);
+pub(crate) unsafe fn weighted_rows(
+    w: &[f32],
+    n: usize,
+    w_stride: usize,
+    rows: &[f32],
+    out: &mut [f32],
+    d: usize,
+    continued: bool,
+) {
+    let run = if out.len() > d { crate::scalar::l1_value_rows(d) } else { n.max(1) };
+    // At least one pass, so `n = 0` still writes zeros when not continued.
+    let mut j0 = 0;
+    loop {
+        let j1 = (j0 + run).min(n);
+        let cont = continued || j0 > 0;
+        for (h, o) in out.chunks_exact_mut(d).enumerate() {
+            let wh = &w[h * w_stride + j0..h * w_stride + j1];
+            let mut d0 = 0;
+            while d0 + 8 <= d {
+                let g = ((d - d0) / 8).min(8);
+                let mut acc = [_mm256_setzero_ps(); 8];
+                if cont {
+                    for (i, a) in acc.iter_mut().enumerate().take(g) {
+                        // SAFETY: 8 floats at d0 + 8i inside this head's output.
+                        *a = unsafe { _mm256_loadu_ps(o.as_ptr().add(d0 + i * 8)) };
+                    }
                 }
+                for (j, &wj) in wh.iter().enumerate() {
+                    let wv = _mm256_set1_ps(wj);
+                    let row = rows.as_ptr().wrapping_add((j0 + j) * d + d0);
+                    for (i, a) in acc.iter_mut().enumerate().take(g) {
+                        // SAFETY: dimensions d0 + 8i .. d0 + 8i + 8 ≤ d of row j0 + j < n, inside
+                        // `rows`.
+                        *a = _mm256_fmadd_ps(wv, unsafe { _mm256_loadu_ps(row.add(i * 8)) }, *a);
+                    }
+                }
+                for (i, a) in acc.iter().enumerate().take(g) {
+                    // SAFETY: 8 floats at d0 + 8i inside this head's output.
+                    unsafe { _mm256_storeu_ps(o.as_mut_ptr().add(d0 + i * 8), *a) };
+                }
+                d0 += g * 8;
             }
-            for (i, a) in acc.iter().enumerate().take(g) {
-                // SAFETY: 8 floats at d0 + 8i inside this head's output.
-                unsafe { _mm256_storeu_ps(o.as_mut_ptr().add(d0 + i * 8), *a) };
-            }
-            d0 += g * 8;
         }
-        crate::scalar::weighted_rows_tail(wh, rows, o, d, d0);
+        j0 = j1;
+        if j0 >= n {
+            break;
+        }
+    }
+    let d0 = d / 8 * 8;
+    for (h, o) in out.chunks_exact_mut(d).enumerate() {
+        crate::scalar::weighted_rows_tail(&w[h * w_stride..h * w_stride + n], rows, o, d, d0, continued);
     }
 }
 

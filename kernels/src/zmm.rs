@@ -115,9 +115,11 @@ pub(crate) unsafe fn quantize(src: &[f32], scale: f32, dst: &mut [u8]) {
 }
 
 /// [`crate::scalar::block_scores`] with zmm registers: a block of 16 positions is one register.
-/// Each key register is loaded once for up to four heads of the group (keys come from L2 for
-/// long contexts, so loads, not multiply-adds, were the limit), four blocks at a time for four
-/// heads, eight for one or two, so the fused multiply-adds' latency is hidden.
+/// Each key register is loaded once for up to four heads (keys come from L2 for long contexts,
+/// so loads, not multiply-adds, were the limit), four blocks at a time for four heads, eight for
+/// one or two, so the fused multiply-adds' latency is hidden. With more heads (several query
+/// rows of a prefill) the blocks go in runs of about 32 KB of keys, and every head passes over a
+/// run while it is in L1.
 ///
 /// # Safety
 /// The CPU has AVX-512F; lengths as [`crate::scalar::check_block_scores`] checks them (the caller
@@ -125,23 +127,29 @@ pub(crate) unsafe fn quantize(src: &[f32], scale: f32, dst: &mut [u8]) {
 #[target_feature(enable = "avx512f")]
 pub(crate) unsafe fn block_scores(q: &[f32], hd: usize, keys: &[f32], blocks: usize, out: &mut [f32]) {
     let heads = q.len() / hd;
-    let mut h = 0;
-    while h < heads {
-        let hg = (heads - h).min(4);
-        let g_max = if hg > 2 { 4 } else { 8 };
-        let mut b = 0;
-        while b < blocks {
-            let g = (blocks - b).min(g_max);
-            macro_rules! call {
-                ($hg:literal, $g:literal) => {
-                    // SAFETY: heads h .. h + hg and blocks b .. b + g are in range.
-                    unsafe { scores_tile::<$hg, $g>(q, hd, keys, blocks, out, h, b) }
-                };
+    let run = if heads > 4 { crate::scalar::l1_key_blocks(hd) } else { blocks.max(1) };
+    let mut r0 = 0;
+    while r0 < blocks {
+        let r1 = (r0 + run).min(blocks);
+        let mut h = 0;
+        while h < heads {
+            let hg = (heads - h).min(4);
+            let g_max = if hg > 2 { 4 } else { 8 };
+            let mut b = r0;
+            while b < r1 {
+                let g = (r1 - b).min(g_max);
+                macro_rules! call {
+                    ($hg:literal, $g:literal) => {
+                        // SAFETY: heads h .. h + hg and blocks b .. b + g are in range.
+                        unsafe { scores_tile::<$hg, $g>(q, hd, keys, blocks, out, h, b) }
+                    };
+                }
+                by_shape!(call, hg, g, [1 2 3 4], [1 2 3 4 5 6 7 8]);
+                b += g;
             }
-            by_shape!(call, hg, g, [1 2 3 4], [1 2 3 4 5 6 7 8]);
-            b += g;
+            h += hg;
         }
-        h += hg;
+        r0 = r1;
     }
 }
 
@@ -185,16 +193,27 @@ unsafe fn scores_tile<const HG: usize, const G: usize>(
 }
 
 /// [`crate::scalar::weighted_rows`] with zmm registers. Each value row is loaded once for up to
-/// four heads of the group, which also gives the fused multiply-adds enough independent chains:
-/// 128 dimensions (eight registers) for two heads, 64 for four, then 16 at a time, then one by
-/// one; every element with the scalar's fused multiply-adds in its order.
+/// four heads, which also gives the fused multiply-adds enough independent chains: 128
+/// dimensions (eight registers) for two heads, 64 for four, then 16 at a time, then one by one;
+/// every element with the scalar's fused multiply-adds in its order. With more heads (several
+/// query rows of a prefill) the rows go in runs of about 32 KB that every head passes over while
+/// they are in L1, the sums continued from `out` between runs.
 ///
 /// # Safety
 /// The CPU has AVX-512F; lengths as [`crate::scalar::check_weighted_rows`] checks them (the
 /// caller did).
 #[target_feature(enable = "avx512f")]
-pub(crate) unsafe fn weighted_rows(w: &[f32], n: usize, w_stride: usize, rows: &[f32], out: &mut [f32], d: usize) {
+pub(crate) unsafe fn weighted_rows(
+    w: &[f32],
+    n: usize,
+    w_stride: usize,
+    rows: &[f32],
+    out: &mut [f32],
+    d: usize,
+    continued: bool,
+) {
     let heads = out.len() / d;
+    let run = if heads > 4 { crate::scalar::l1_value_rows(d) } else { n.max(1) };
     let mut e0 = 0;
     while e0 + 16 <= d {
         let left = (d - e0) / 16;
@@ -205,22 +224,34 @@ pub(crate) unsafe fn weighted_rows(w: &[f32], n: usize, w_stride: usize, rows: &
         } else {
             1
         };
-        let mut h = 0;
-        while h < heads {
-            let hg = (heads - h).min(if dc == 8 { 2 } else { 4 });
-            macro_rules! call {
-                ($hg:literal, $dc:literal) => {
-                    // SAFETY: heads h .. h + hg and dimensions e0 .. e0 + 16·dc are in range.
-                    unsafe { weighted_tile::<$hg, $dc>(w, n, w_stride, rows, out, d, h, e0) }
-                };
+        // At least one pass, so `n = 0` still writes zeros when not continued.
+        let mut j0 = 0;
+        loop {
+            let j1 = (j0 + run).min(n);
+            let cont = continued || j0 > 0;
+            let (wj, rj) = (&w[j0.min(w.len())..], &rows[j0 * d..]);
+            let mut h = 0;
+            while h < heads {
+                let hg = (heads - h).min(if dc == 8 { 2 } else { 4 });
+                macro_rules! call {
+                    ($hg:literal, $dc:literal) => {
+                        // SAFETY: heads h .. h + hg, dimensions e0 .. e0 + 16·dc and positions
+                        // j0 .. j1 are in range.
+                        unsafe { weighted_tile::<$hg, $dc>(wj, j1 - j0, w_stride, rj, out, d, h, e0, cont) }
+                    };
+                }
+                by_shape!(call, hg, dc, [1 2 3 4], [1 4 8]);
+                h += hg;
             }
-            by_shape!(call, hg, dc, [1 2 3 4], [1 4 8]);
-            h += hg;
+            j0 = j1;
+            if j0 >= n {
+                break;
+            }
         }
         e0 += 16 * dc;
     }
     for (h, o) in out.chunks_exact_mut(d).enumerate() {
-        crate::scalar::weighted_rows_tail(&w[h * w_stride..h * w_stride + n], rows, o, d, e0);
+        crate::scalar::weighted_rows_tail(&w[h * w_stride..h * w_stride + n], rows, o, d, e0, continued);
     }
 }
 
@@ -240,8 +271,17 @@ unsafe fn weighted_tile<const HG: usize, const DC: usize>(
     d: usize,
     h0: usize,
     e0: usize,
+    continued: bool,
 ) {
     let mut acc = [[_mm512_setzero_ps(); DC]; HG];
+    if continued {
+        for (hh, a) in acc.iter_mut().enumerate() {
+            for (c, v) in a.iter_mut().enumerate() {
+                // SAFETY: 16 floats at dimension e0 + 16c of head h0 + hh, inside `out`.
+                *v = unsafe { _mm512_loadu_ps(out.as_ptr().add((h0 + hh) * d + e0 + 16 * c)) };
+            }
+        }
+    }
     let wp = w.as_ptr();
     for j in 0..n {
         let row = rows.as_ptr().wrapping_add(j * d + e0);

@@ -387,8 +387,9 @@ proptest! {
         hd in prop_oneof![Just(64usize), Just(128), Just(80), 1usize..150],
         blocks in 0usize..20,
         positions in 0usize..70,
-        heads in 1usize..9,
+        heads in prop_oneof![1usize..9, Just(16), 9usize..21],
         stride_extra in 0usize..9,
+        cut in 0usize..70,
         seed in any::<u64>(),
     ) {
         let mut r = Rng(seed | 1);
@@ -400,14 +401,20 @@ proptest! {
         let mut want_s = vec![f32::NAN; heads * blocks * kb];
         let mut want_w = vec![f32::NAN; heads * hd];
         scalar::block_scores(&q, hd, &keys, blocks, &mut want_s);
-        scalar::weighted_rows(&w, positions, w_stride, &rows, &mut want_w, hd);
+        scalar::weighted_rows(&w, positions, w_stride, &rows, &mut want_w, hd, false);
+        // The same sums in two parts: positions 0..cut, then continued over cut..positions.
+        let cut = cut.min(positions);
         for k in Kernels::candidates() {
             let mut s = vec![f32::NAN; heads * blocks * kb];
             let mut o = vec![f32::NAN; heads * hd];
             k.block_scores(&q, hd, &keys, blocks, &mut s);
-            k.weighted_rows(&w, positions, w_stride, &rows, &mut o, hd);
+            k.weighted_rows(&w, positions, w_stride, &rows, &mut o, hd, false);
             prop_assert_eq!(fbits(&s), fbits(&want_s), "{} block_scores", k.name());
             prop_assert_eq!(fbits(&o), fbits(&want_w), "{} weighted_rows", k.name());
+            let mut parts = vec![f32::NAN; heads * hd];
+            k.weighted_rows(&w, cut, w_stride, &rows, &mut parts, hd, false);
+            k.weighted_rows(&w[cut..], positions - cut, w_stride, &rows[cut * hd..], &mut parts, hd, true);
+            prop_assert_eq!(fbits(&parts), fbits(&want_w), "{} weighted_rows in two parts at {}", k.name(), cut);
         }
     }
 }
@@ -487,7 +494,7 @@ fn attention_reference_is_fused_and_in_order() {
         assert_eq!(got.to_bits(), acc.to_bits(), "head {h} score {p}");
     }
     let mut o = vec![0f32; heads * hd];
-    scalar::weighted_rows(&w, n, n, &rows, &mut o, hd);
+    scalar::weighted_rows(&w, n, n, &rows, &mut o, hd, false);
     for h in 0..heads {
         for e in 0..hd {
             let mut acc = 0f32;
