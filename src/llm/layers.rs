@@ -309,24 +309,19 @@ pub fn attention(
     let gh = heads / kv_heads * hd;
     let rows = q.len() / (heads * hd);
     let at = Attend { kern, q, kv, past, heads, group: heads / kv_heads, hd, window };
-    // Tasks go head-major (a thread's runs of rows keep one head's keys and values in its
-    // cache), then the results into place.
-    let mut by_head = vec![0f32; rows * heads * hd];
-    by_head.par_chunks_mut(rows * gh).enumerate().for_each(|(g, head)| {
-        head.par_chunks_mut(QUERY_ROWS * gh)
+    // Each row's output for one KV head's group of query heads, gathered head-major: a thread's
+    // runs of rows keep one head's keys and values in its cache.
+    let mut slots: Vec<Vec<&mut [f32]>> = (0..kv_heads).map(|_| Vec::with_capacity(rows)).collect();
+    for row in out.chunks_exact_mut(heads * hd) {
+        for (g, slot) in row.chunks_exact_mut(gh).enumerate() {
+            slots[g].push(slot);
+        }
+    }
+    slots.par_iter_mut().enumerate().for_each(|(g, head)| {
+        head.par_chunks_mut(QUERY_ROWS)
             .enumerate()
             .for_each_init(Scratch::default, |scratch, (c, run)| at.rows(scratch, c * QUERY_ROWS, g, run))
     });
-    let place = |(r, o): (usize, &mut [f32])| {
-        for (g, og) in o.chunks_exact_mut(gh).enumerate() {
-            og.copy_from_slice(&by_head[(g * rows + r) * gh..(g * rows + r + 1) * gh]);
-        }
-    };
-    if out.len() >= PARALLEL_ELEMENTS {
-        out.par_chunks_exact_mut(heads * hd).enumerate().for_each(place);
-    } else {
-        out.chunks_exact_mut(heads * hd).enumerate().for_each(place);
-    }
 }
 
 /// Query rows that share one pass over the keys and values: with the four query heads of a
@@ -351,6 +346,7 @@ struct Attend<'a> {
 struct Scratch {
     scores: Vec<f32>,
     queries: Vec<f32>,
+    out: Vec<f32>,
 }
 
 impl Attend<'_> {
@@ -359,33 +355,31 @@ impl Attend<'_> {
         self.window.map_or(0, |w| (self.past + r + 1).saturating_sub(w))
     }
 
-    /// Rows `r0 ..` (as many as `o` holds, group-major: row, head of the group, dimension) of KV
-    /// head `g`, together when they attend from the same first position (no window, or not yet
-    /// reached), else one by one.
-    fn rows(&self, scratch: &mut Scratch, r0: usize, g: usize, o: &mut [f32]) {
-        let gh = self.group * self.hd;
-        let m = o.len() / gh;
-        if (r0..r0 + m).all(|r| self.first(r) == self.first(r0)) {
-            self.together(scratch, r0, g, o);
+    /// Rows `r0 ..` (one output slot each: the group's heads × head_dim) of KV head `g`,
+    /// together when they attend from the same first position (no window, or not yet reached),
+    /// else one by one.
+    fn rows(&self, scratch: &mut Scratch, r0: usize, g: usize, slots: &mut [&mut [f32]]) {
+        if (r0..r0 + slots.len()).all(|r| self.first(r) == self.first(r0)) {
+            self.together(scratch, r0, g, slots);
         } else {
-            for (i, oi) in o.chunks_exact_mut(gh).enumerate() {
-                self.together(scratch, r0 + i, g, oi);
+            for (i, slot) in slots.iter_mut().enumerate() {
+                self.together(scratch, r0 + i, g, std::slice::from_mut(slot));
             }
         }
     }
 
     /// Rows `r0 ..` of KV head `g` that share their first position.
-    fn together(&self, scratch: &mut Scratch, r0: usize, g: usize, o: &mut [f32]) {
+    fn together(&self, scratch: &mut Scratch, r0: usize, g: usize, slots: &mut [&mut [f32]]) {
         let (hd, group, heads) = (self.hd, self.group, self.heads);
         let gh = group * hd;
-        let m = o.len() / gh;
+        let m = slots.len();
         let first = self.first(r0);
         let last = self.past + r0 + m - 1;
         // Scores are computed for whole key blocks; the positions wanted start `lead` in.
         let (b0, b1) = (first / BLOCK, last / BLOCK);
         let lead = first - b0 * BLOCK;
         let span = (b1 + 1 - b0) * BLOCK;
-        let Scratch { scores, queries } = scratch;
+        let Scratch { scores, queries, out } = scratch;
         queries.clear();
         for r in r0..r0 + m {
             queries.extend_from_slice(&self.q[(r * heads + g * group) * hd..][..gh]);
@@ -400,11 +394,16 @@ impl Attend<'_> {
             self.kern.softmax_scaled(&mut s[lead..lead + n(hi / group)], scaling);
         }
         // The positions every row attends to, for all rows at once; then each row's own.
+        out.clear();
+        out.resize(m * gh, 0.0);
         let values = Values { v: self.kv.v, cap: self.kv.cap, g, hd };
-        values.weighted(self.kern, &scores[lead..], first, n(0), span, o, false);
-        for (i, oi) in o.chunks_exact_mut(gh).enumerate().skip(1) {
-            let w = &scores[i * group * span + lead + n(0)..];
-            values.weighted(self.kern, w, first + n(0), n(i) - n(0), span, oi, true);
+        values.weighted(self.kern, &scores[lead..], first, n(0), span, out, false);
+        for (i, (o, slot)) in out.chunks_exact_mut(gh).zip(slots.iter_mut()).enumerate() {
+            if i > 0 {
+                let w = &scores[i * group * span + lead + n(0)..];
+                values.weighted(self.kern, w, first + n(0), n(i) - n(0), span, o, true);
+            }
+            slot.copy_from_slice(o);
         }
     }
 }
