@@ -55,35 +55,41 @@ pub fn fma_sv(acc: &mut [f32], s: f32, b: &[f32]) {
 /// `x <= 0` and SiLU's `1 + e^-g` is then already far past any `g` it divides.
 #[inline(always)]
 pub fn exp(x: f32) -> f32 {
-    const LOG2E: f32 = std::f32::consts::LOG2_E;
-    // ln 2 split so that n · LN2_HI is exact for |n| < 2^9 (Cody and Waite).
-    const LN2_HI: f32 = 0.693_359_4;
-    const LN2_LO: f32 = -2.121_944_4e-4;
-    // Adding and subtracting 1.5 · 2^23 rounds to the nearest integer (ties to even) without
-    // SSE4.1's round instruction, exactly for |t| < 2^22.
-    const ROUND: f32 = 12_582_912.0;
-    let x = x.clamp(-87.3, 88.0);
-    let t = x * LOG2E + ROUND;
-    let n = t - ROUND;
+    let x = x.clamp(EXP_MIN, EXP_MAX);
+    let t = x * LOG2E + EXP_ROUND;
+    let n = t - EXP_ROUND;
     let r = (x - n * LN2_HI) - n * LN2_LO;
-    // e^r on |r| <= ln2/2: Taylor terms to r^7 (remainder below 2e-9 relative).
-    let p = 1.0 / 5040.0;
-    let p = p * r + 1.0 / 720.0;
-    let p = p * r + 1.0 / 120.0;
-    let p = p * r + 1.0 / 24.0;
-    let p = p * r + 1.0 / 6.0;
-    let p = p * r + 0.5;
-    let p = p * r + 1.0;
-    let p = p * r + 1.0;
+    let mut p = EXP_TAYLOR[0];
+    for c in &EXP_TAYLOR[1..] {
+        p = p * r + c;
+    }
     // 2^n straight from t's bits: its mantissa holds 0x400000 + n. Integer operations only,
     // because `n as i32` (saturating, NaN to 0) would not vectorise.
-    let two_n = f32::from_bits(t.to_bits().wrapping_sub(ROUND.to_bits()).wrapping_add(127) << 23);
+    let two_n = f32::from_bits(t.to_bits().wrapping_sub(EXP_ROUND.to_bits()).wrapping_add(127) << 23);
     p * two_n
 }
 
+// The constants of [`exp`], shared with the vector forms in ymm.rs and zmm.rs, which repeat its
+// steps one instruction per operation.
+/// [`exp`]'s input range: below, the result would be subnormal; above, infinite.
+pub(crate) const EXP_MIN: f32 = -87.3;
+pub(crate) const EXP_MAX: f32 = 88.0;
+pub(crate) const LOG2E: f32 = std::f32::consts::LOG2_E;
+/// ln 2 split so that n · LN2_HI is exact for |n| < 2^9 (Cody and Waite).
+pub(crate) const LN2_HI: f32 = 0.693_359_4;
+pub(crate) const LN2_LO: f32 = -2.121_944_4e-4;
+/// Adding and subtracting 1.5 · 2^23 rounds to the nearest integer (ties to even) without
+/// SSE4.1's round instruction, exactly for |t| < 2^22.
+pub(crate) const EXP_ROUND: f32 = 12_582_912.0;
+/// e^r on |r| <= ln2/2 by Horner's rule, highest power first: Taylor terms to r^7 (remainder
+/// below 2e-9 relative).
+pub(crate) const EXP_TAYLOR: [f32; 8] = [1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0];
+
 /// `softmax(s · scaling)` in place, as Transformers' eager attention: scale, subtract the
-/// maximum, exponentiate ([`exp`]), divide by the sum. Plain code that every ISA's table compiles
-/// with its own vector width (`#[inline(always)]`), so all give these bits.
+/// maximum, exponentiate ([`exp`]), divide by the sum. Plain code that vectorises where it is
+/// compiled (`#[inline(always)]`: NEON's table takes it as is); the x86 tables repeat its
+/// operations with intrinsics (ymm.rs, zmm.rs: masked tails, independent maxima), and the
+/// equivalence tests hold every table to these bits.
 #[inline(always)]
 pub fn softmax_scaled(s: &mut [f32], scaling: f32) {
     // Each pass is one simple loop so it vectorises at the table's full width. The maximum is
@@ -122,7 +128,7 @@ pub fn softmax_scaled(s: &mut [f32], scaling: f32) {
 
 /// `max |x|` over `x` (0 for an empty slice), ignoring NaN as `f32::max` does: the absolute
 /// maximum is the same in any order, so the running maxima are kept in 16 lanes to let each
-/// table vectorise the loop at its width. Compiled per ISA like [`softmax_scaled`].
+/// table vectorise the loop at its width. Vector forms as for [`softmax_scaled`].
 #[inline(always)]
 pub fn absmax(x: &[f32]) -> f32 {
     let mut m = [0f32; 16];
@@ -137,7 +143,7 @@ pub fn absmax(x: &[f32]) -> f32 {
 }
 
 /// `out[i] = silu(g[i]) · u[i]` with `silu(g) = g / (1 + e^-g)` ([`exp`]): the SwiGLU
-/// activation of LLM feed-forward blocks. Compiled per ISA like [`softmax_scaled`].
+/// activation of LLM feed-forward blocks. Vector forms as for [`softmax_scaled`].
 #[inline(always)]
 pub fn silu_mul(g: &[f32], u: &[f32], out: &mut [f32]) {
     assert!(g.len() >= out.len() && u.len() >= out.len(), "silu_mul: operands shorter than the output");

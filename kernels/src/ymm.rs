@@ -319,29 +319,198 @@ pub(crate) unsafe fn weighted_rows(
     }
 }
 
-/// [`crate::scalar::softmax_scaled`] compiled for ymm registers (the same code, so the same bits).
+/// [`crate::scalar::exp`] on 8 lanes, one instruction per operation of the reference, as
+/// `zmm::exp16` (see there).
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+fn exp8(x: __m256) -> __m256 {
+    use crate::scalar::{EXP_MAX, EXP_MIN, EXP_ROUND, EXP_TAYLOR, LN2_HI, LN2_LO, LOG2E};
+    // `f32::clamp` passes NaN on; vmaxps and vminps return their second operand for NaN.
+    let x = _mm256_min_ps(_mm256_set1_ps(EXP_MAX), _mm256_max_ps(_mm256_set1_ps(EXP_MIN), x));
+    let round = _mm256_set1_ps(EXP_ROUND);
+    let t = _mm256_add_ps(_mm256_mul_ps(x, _mm256_set1_ps(LOG2E)), round);
+    let n = _mm256_sub_ps(t, round);
+    // n · LN2_HI is exact, so fusing it into the subtraction changes no rounding.
+    let r = _mm256_sub_ps(_mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_HI), x), _mm256_mul_ps(n, _mm256_set1_ps(LN2_LO)));
+    let mut p = _mm256_set1_ps(EXP_TAYLOR[0]);
+    for &c in &EXP_TAYLOR[1..] {
+        p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(c));
+    }
+    let bits = _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(EXP_ROUND.to_bits() as i32));
+    let two_n = _mm256_slli_epi32::<23>(_mm256_add_epi32(bits, _mm256_set1_epi32(127)));
+    _mm256_mul_ps(p, _mm256_castsi256_ps(two_n))
+}
+
+/// The reference's sum of eight lanes: `((s0 + s4) + (s1 + s5)) + ((s2 + s6) + (s3 + s7))`.
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(crate) fn sum_tree(s: __m256) -> f32 {
+    let v = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps::<1>(s));
+    // [v0 + v1, v1 + v0, v2 + v3, v3 + v2]; addition is commutative to the bit.
+    let w = _mm_add_ps(v, _mm_shuffle_ps::<0b10_11_00_01>(v, v));
+    _mm_cvtss_f32(_mm_add_ss(w, _mm_movehl_ps(w, w)))
+}
+
+/// The `vmaskmovps` mask of the first `r < 8` lanes.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn first_lanes(r: usize) -> __m256i {
+    const ONES_THEN_ZEROS: [i32; 16] = [-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0];
+    // SAFETY: 8 − r ≤ 8, so eight ints are readable from there.
+    unsafe { _mm256_loadu_si256(ONES_THEN_ZEROS.as_ptr().add(8 - r).cast()) }
+}
+
+/// [`crate::scalar::softmax_scaled`] with ymm registers, in the three passes of
+/// `zmm::softmax_scaled` (see there): four independent running maxima, then the exponentials
+/// with the reference's eight-lane sum (one register), then the division; the last partial block
+/// through `vmaskmovps`.
 ///
 /// # Safety
-/// The CPU has the features this function is compiled for.
+/// The CPU has AVX2 and FMA.
 #[target_feature(enable = "avx2,fma")]
 pub(crate) unsafe fn softmax_scaled(s: &mut [f32], scaling: f32) {
-    crate::scalar::softmax_scaled(s, scaling)
+    let len = s.len();
+    let whole = len / 8 * 8;
+    let p = s.as_mut_ptr();
+    let sc = _mm256_set1_ps(scaling);
+    let neg_inf = _mm256_set1_ps(f32::NEG_INFINITY);
+    // vmaxps returns its second operand when the first is NaN: the accumulators (never NaN)
+    // skip NaN scores as `f32::max` does.
+    let mut acc = [neg_inf; 4];
+    let mut i = 0;
+    while i + 32 <= len {
+        for (k, a) in acc.iter_mut().enumerate() {
+            // SAFETY: 32 floats readable at `s[i..]`.
+            *a = _mm256_max_ps(_mm256_mul_ps(unsafe { _mm256_loadu_ps(p.add(i + 8 * k)) }, sc), *a);
+        }
+        i += 32;
+    }
+    let mut k = 0;
+    while i < whole {
+        // SAFETY: 8 floats readable at `s[i..]`.
+        acc[k] = _mm256_max_ps(_mm256_mul_ps(unsafe { _mm256_loadu_ps(p.add(i)) }, sc), acc[k]);
+        k += 1;
+        i += 8;
+    }
+    let tail = first_lanes(len - whole);
+    if whole < len {
+        // SAFETY: the mask keeps the load inside `s`; lanes past the end become −∞.
+        let x = _mm256_mul_ps(unsafe { _mm256_maskload_ps(p.add(whole), tail) }, sc);
+        acc[3] = _mm256_max_ps(_mm256_blendv_ps(neg_inf, x, _mm256_castsi256_ps(tail)), acc[3]);
+    }
+    let m = _mm256_max_ps(_mm256_max_ps(acc[0], acc[1]), _mm256_max_ps(acc[2], acc[3]));
+    let m = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps::<1>(m));
+    let m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    let m = _mm_max_ss(m, _mm_movehdup_ps(m));
+    let max = _mm256_broadcastss_ps(m);
+    let mut sum = _mm256_setzero_ps();
+    i = 0;
+    while i < whole {
+        // SAFETY: 8 floats readable and writable at `s[i..]`.
+        unsafe {
+            let e = exp8(_mm256_sub_ps(_mm256_mul_ps(_mm256_loadu_ps(p.add(i)), sc), max));
+            _mm256_storeu_ps(p.add(i), e);
+            sum = _mm256_add_ps(sum, e);
+        }
+        i += 8;
+    }
+    if whole < len {
+        // SAFETY: the mask keeps the load and the store inside `s`.
+        unsafe {
+            let e = exp8(_mm256_sub_ps(_mm256_mul_ps(_mm256_maskload_ps(p.add(whole), tail), sc), max));
+            _mm256_maskstore_ps(p.add(whole), tail, e);
+        }
+    }
+    let mut total = sum_tree(sum);
+    for x in &s[whole..] {
+        total += *x;
+    }
+    let total = _mm256_set1_ps(total);
+    let p = s.as_mut_ptr();
+    i = 0;
+    while i < whole {
+        // SAFETY: 8 floats readable and writable at `s[i..]`.
+        unsafe { _mm256_storeu_ps(p.add(i), _mm256_div_ps(_mm256_loadu_ps(p.add(i)), total)) };
+        i += 8;
+    }
+    if whole < len {
+        // SAFETY: the mask keeps the load and the store inside `s`.
+        unsafe {
+            let x = _mm256_div_ps(_mm256_maskload_ps(p.add(whole), tail), total);
+            _mm256_maskstore_ps(p.add(whole), tail, x);
+        }
+    }
 }
 
-/// [`crate::scalar::silu_mul`] compiled for ymm registers (the same code, so the same bits).
+/// [`crate::scalar::silu_mul`] with ymm registers, the last partial block through `vmaskmovps`.
 ///
 /// # Safety
-/// The CPU has the features this function is compiled for.
+/// The CPU has AVX2 and FMA.
 #[target_feature(enable = "avx2,fma")]
 pub(crate) unsafe fn silu_mul(g: &[f32], u: &[f32], out: &mut [f32]) {
-    crate::scalar::silu_mul(g, u, out)
+    assert!(g.len() >= out.len() && u.len() >= out.len(), "silu_mul: operands shorter than the output");
+    let len = out.len();
+    let whole = len / 8 * 8;
+    let one = _mm256_set1_ps(1.0);
+    let sign = _mm256_set1_ps(-0.0);
+    let silu = |gv: __m256, uv: __m256| {
+        let e = exp8(_mm256_xor_ps(gv, sign));
+        _mm256_mul_ps(_mm256_div_ps(gv, _mm256_add_ps(one, e)), uv)
+    };
+    let mut i = 0;
+    while i < whole {
+        // SAFETY: `g` and `u` are at least as long as `out`, which has 8 floats at `i`.
+        unsafe {
+            let o = silu(_mm256_loadu_ps(g.as_ptr().add(i)), _mm256_loadu_ps(u.as_ptr().add(i)));
+            _mm256_storeu_ps(out.as_mut_ptr().add(i), o);
+        }
+        i += 8;
+    }
+    if whole < len {
+        let m = first_lanes(len - whole);
+        // SAFETY: the mask keeps the loads and the store inside the slices.
+        unsafe {
+            let o = silu(_mm256_maskload_ps(g.as_ptr().add(i), m), _mm256_maskload_ps(u.as_ptr().add(i), m));
+            _mm256_maskstore_ps(out.as_mut_ptr().add(i), m, o);
+        }
+    }
 }
 
-/// [`crate::scalar::absmax`] compiled for ymm registers (the same code, so the same value).
+/// [`crate::scalar::absmax`] with ymm registers: four independent running maxima (see
+/// `zmm::absmax` for the NaN rule), the last partial block through `vmaskmovps`.
 ///
 /// # Safety
-/// The CPU has the features this function is compiled for.
+/// The CPU has AVX2 and FMA.
 #[target_feature(enable = "avx2,fma")]
 pub(crate) unsafe fn absmax(x: &[f32]) -> f32 {
-    crate::scalar::absmax(x)
+    let len = x.len();
+    let whole = len / 8 * 8;
+    let p = x.as_ptr();
+    let abs = |v: __m256| _mm256_andnot_ps(_mm256_set1_ps(-0.0), v);
+    let mut acc = [_mm256_setzero_ps(); 4];
+    let mut i = 0;
+    while i + 32 <= len {
+        for (k, a) in acc.iter_mut().enumerate() {
+            // SAFETY: 32 floats readable at `x[i..]`.
+            *a = _mm256_max_ps(abs(unsafe { _mm256_loadu_ps(p.add(i + 8 * k)) }), *a);
+        }
+        i += 32;
+    }
+    let mut k = 0;
+    while i < whole {
+        // SAFETY: 8 floats readable at `x[i..]`.
+        acc[k] = _mm256_max_ps(abs(unsafe { _mm256_loadu_ps(p.add(i)) }), acc[k]);
+        k += 1;
+        i += 8;
+    }
+    if whole < len {
+        // Lanes past the end load as 0, which changes no maximum of absolute values.
+        // SAFETY: the mask keeps the load inside `x`.
+        let v = abs(unsafe { _mm256_maskload_ps(p.add(whole), first_lanes(len - whole)) });
+        acc[3] = _mm256_max_ps(v, acc[3]);
+    }
+    let m = _mm256_max_ps(_mm256_max_ps(acc[0], acc[1]), _mm256_max_ps(acc[2], acc[3]));
+    let m = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps::<1>(m));
+    let m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    _mm_cvtss_f32(_mm_max_ss(m, _mm_movehdup_ps(m)))
 }

@@ -94,14 +94,32 @@ fn quantize16(x: __m512, scale: __m512) -> __m512i {
     _mm512_add_epi32(i, _mm512_set1_epi32(127))
 }
 
-/// [`crate::scalar::quantize`], 16 values per step.
+/// [`crate::scalar::quantize`], 64 values per step, then 16 at a time with masks.
 ///
 /// # Safety
-/// The CPU has AVX-512F; `dst` is at least as long as `src`.
-#[target_feature(enable = "avx512f")]
+/// The CPU has AVX-512F and AVX-512BW (every zmm table does); `dst` is at least as long as
+/// `src`.
+#[target_feature(enable = "avx512f,avx512bw")]
 pub(crate) unsafe fn quantize(src: &[f32], scale: f32, dst: &mut [u8]) {
     let s = _mm512_set1_ps(scale);
+    // The packs saturate int32 to int16 to int8, the reference's clamps in its order, but
+    // within 128-bit lanes: lane L of the packed result holds ints 4L .. 4L + 4 of the first
+    // register, then of the second, third, fourth. Output dword k (register k / 4, its ints
+    // 4·(k % 4) ..) is therefore packed dword (k % 4) · 4 + k / 4.
+    let order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
     let mut i = 0;
+    while i + 64 <= src.len() {
+        // SAFETY: 64 floats readable at `src[i..]`, 64 bytes writable at `dst[i..]`.
+        unsafe {
+            let c = |k: usize| _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(src.as_ptr().add(i + 16 * k)), s));
+            let ab = _mm512_packs_epi32(c(0), c(1));
+            let cd = _mm512_packs_epi32(c(2), c(3));
+            let q = _mm512_permutexvar_epi32(order, _mm512_packs_epi16(ab, cd));
+            let q = _mm512_add_epi8(_mm512_max_epi8(q, _mm512_set1_epi8(-127)), _mm512_set1_epi8(127));
+            _mm512_storeu_si512(dst.as_mut_ptr().add(i).cast(), q);
+        }
+        i += 64;
+    }
     while i < src.len() {
         let left = src.len() - i;
         let mask: __mmask16 = if left >= 16 { 0xffff } else { (1u16 << left) - 1 };
@@ -303,29 +321,156 @@ unsafe fn weighted_tile<const HG: usize, const DC: usize>(
     }
 }
 
-/// [`crate::scalar::softmax_scaled`] compiled for zmm registers (the same code, so the same bits).
+/// [`crate::scalar::exp`] on 16 lanes, one instruction per operation of the reference (its
+/// multiplies and adds are rounded separately, so they are here), hence its bits in every lane.
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn exp16(x: __m512) -> __m512 {
+    use crate::scalar::{EXP_MAX, EXP_MIN, EXP_ROUND, EXP_TAYLOR, LN2_HI, LN2_LO, LOG2E};
+    // `f32::clamp` passes NaN on; vmaxps and vminps return their second operand for NaN.
+    let x = _mm512_min_ps(_mm512_set1_ps(EXP_MAX), _mm512_max_ps(_mm512_set1_ps(EXP_MIN), x));
+    let round = _mm512_set1_ps(EXP_ROUND);
+    let t = _mm512_add_ps(_mm512_mul_ps(x, _mm512_set1_ps(LOG2E)), round);
+    let n = _mm512_sub_ps(t, round);
+    // n · LN2_HI is exact (n is an integer below 2^8), so fusing it into the subtraction rounds
+    // once, as the reference's separate steps do.
+    let r = _mm512_sub_ps(_mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_HI), x), _mm512_mul_ps(n, _mm512_set1_ps(LN2_LO)));
+    let mut p = _mm512_set1_ps(EXP_TAYLOR[0]);
+    for &c in &EXP_TAYLOR[1..] {
+        p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(c));
+    }
+    let bits = _mm512_sub_epi32(_mm512_castps_si512(t), _mm512_set1_epi32(EXP_ROUND.to_bits() as i32));
+    let two_n = _mm512_slli_epi32::<23>(_mm512_add_epi32(bits, _mm512_set1_epi32(127)));
+    _mm512_mul_ps(p, _mm512_castsi512_ps(two_n))
+}
+
+/// The lanes of a 16-float block starting at `i` that lie before `len`.
+#[inline]
+fn lanes(i: usize, len: usize) -> __mmask16 {
+    if len - i >= 16 { 0xffff } else { (1u16 << (len - i)) - 1 }
+}
+
+/// [`crate::scalar::softmax_scaled`] with zmm registers, in three passes over the row (it is
+/// in L1): the maximum of the scaled scores in four independent registers (the maximum is exact
+/// in any order, and one chain of vmaxps would wait on its latency), then the exponentials with
+/// their sum, then the division. The sum keeps the reference's order: eight lanes over blocks of
+/// eight in sequence (the low then the high half of each register), the same tree, then the
+/// leftover elements one by one. Tails go through masks, so short rows stay vectorised.
 ///
 /// # Safety
-/// The CPU has the features this function is compiled for.
+/// The CPU has AVX-512F.
 #[target_feature(enable = "avx512f")]
 pub(crate) unsafe fn softmax_scaled(s: &mut [f32], scaling: f32) {
-    crate::scalar::softmax_scaled(s, scaling)
+    let len = s.len();
+    let p = s.as_mut_ptr();
+    let sc = _mm512_set1_ps(scaling);
+    // vmaxps returns its second operand when the first is NaN: the accumulators (never NaN)
+    // skip NaN scores as `f32::max` does.
+    let mut acc = [_mm512_set1_ps(f32::NEG_INFINITY); 4];
+    let mut i = 0;
+    while i + 64 <= len {
+        for (k, a) in acc.iter_mut().enumerate() {
+            // SAFETY: 64 floats readable at `s[i..]`.
+            *a = _mm512_max_ps(_mm512_mul_ps(unsafe { _mm512_loadu_ps(p.add(i + 16 * k)) }, sc), *a);
+        }
+        i += 64;
+    }
+    let mut k = 0;
+    while i < len {
+        let m = lanes(i, len);
+        // SAFETY: the mask keeps the load inside `s`.
+        let x = _mm512_mul_ps(unsafe { _mm512_maskz_loadu_ps(m, p.add(i)) }, sc);
+        acc[k] = _mm512_mask_max_ps(acc[k], m, x, acc[k]);
+        k += 1;
+        i += 16;
+    }
+    let max = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_max_ps(acc[0], acc[1]), _mm512_max_ps(acc[2], acc[3])));
+    let max = _mm512_set1_ps(max);
+    let mut sum = _mm256_setzero_ps();
+    i = 0;
+    while i < len {
+        let m = lanes(i, len);
+        // SAFETY: the mask keeps the load and the store inside `s`.
+        let e = unsafe {
+            let e = exp16(_mm512_sub_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, p.add(i)), sc), max));
+            _mm512_mask_storeu_ps(p.add(i), m, e);
+            e
+        };
+        if len - i >= 8 {
+            sum = _mm256_add_ps(sum, _mm512_castps512_ps256(e));
+        }
+        if len - i >= 16 {
+            sum = _mm256_add_ps(sum, _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(e))));
+        }
+        i += 16;
+    }
+    let mut total = crate::ymm::sum_tree(sum);
+    for x in &s[len / 8 * 8..] {
+        total += *x;
+    }
+    let total = _mm512_set1_ps(total);
+    let p = s.as_mut_ptr();
+    i = 0;
+    while i < len {
+        let m = lanes(i, len);
+        // SAFETY: the mask keeps the load and the store inside `s`.
+        unsafe { _mm512_mask_storeu_ps(p.add(i), m, _mm512_div_ps(_mm512_maskz_loadu_ps(m, p.add(i)), total)) };
+        i += 16;
+    }
 }
 
-/// [`crate::scalar::silu_mul`] compiled for zmm registers (the same code, so the same bits).
+/// [`crate::scalar::silu_mul`] with zmm registers, the tail through a mask.
 ///
 /// # Safety
-/// The CPU has the features this function is compiled for.
+/// The CPU has AVX-512F.
 #[target_feature(enable = "avx512f")]
 pub(crate) unsafe fn silu_mul(g: &[f32], u: &[f32], out: &mut [f32]) {
-    crate::scalar::silu_mul(g, u, out)
+    assert!(g.len() >= out.len() && u.len() >= out.len(), "silu_mul: operands shorter than the output");
+    let len = out.len();
+    let one = _mm512_set1_ps(1.0);
+    let mut i = 0;
+    while i < len {
+        let m = lanes(i, len);
+        // SAFETY: the mask keeps the loads inside `g` and `u` and the store inside `out`, which
+        // are at least `len` long.
+        unsafe {
+            let gv = _mm512_maskz_loadu_ps(m, g.as_ptr().add(i));
+            let neg = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(gv), _mm512_set1_epi32(i32::MIN)));
+            let silu = _mm512_div_ps(gv, _mm512_add_ps(one, exp16(neg)));
+            let o = _mm512_mul_ps(silu, _mm512_maskz_loadu_ps(m, u.as_ptr().add(i)));
+            _mm512_mask_storeu_ps(out.as_mut_ptr().add(i), m, o);
+        }
+        i += 16;
+    }
 }
 
-/// [`crate::scalar::absmax`] compiled for zmm registers (the same code, so the same value).
+/// [`crate::scalar::absmax`] with zmm registers: four independent running maxima, the tail
+/// through a mask. vmaxps returns its second operand (the accumulator, never NaN) when the first
+/// is NaN, which is `f32::max`'s NaN rule here.
 ///
 /// # Safety
-/// The CPU has the features this function is compiled for.
+/// The CPU has AVX-512F.
 #[target_feature(enable = "avx512f")]
 pub(crate) unsafe fn absmax(x: &[f32]) -> f32 {
-    crate::scalar::absmax(x)
+    let len = x.len();
+    let p = x.as_ptr();
+    let mut acc = [_mm512_setzero_ps(); 4];
+    let mut i = 0;
+    while i + 64 <= len {
+        for (k, a) in acc.iter_mut().enumerate() {
+            // SAFETY: 64 floats readable at `x[i..]`.
+            *a = _mm512_max_ps(_mm512_abs_ps(unsafe { _mm512_loadu_ps(p.add(i + 16 * k)) }), *a);
+        }
+        i += 64;
+    }
+    let mut k = 0;
+    while i < len {
+        // Lanes past the end load as 0, which changes no maximum of absolute values.
+        // SAFETY: the mask keeps the load inside `x`.
+        let v = _mm512_abs_ps(unsafe { _mm512_maskz_loadu_ps(lanes(i, len), p.add(i)) });
+        acc[k] = _mm512_max_ps(v, acc[k]);
+        k += 1;
+        i += 16;
+    }
+    _mm512_reduce_max_ps(_mm512_max_ps(_mm512_max_ps(acc[0], acc[1]), _mm512_max_ps(acc[2], acc[3])))
 }

@@ -336,7 +336,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     #[test]
-    fn quantize_equals_reference(src in prop::collection::vec(awkward_f32(), 0..100), scale in prop_oneof![Just(1.0f32), 0.01f32..200.0, Just(f32::NAN)]) {
+    fn quantize_equals_reference(src in prop::collection::vec(awkward_f32(), 0..200), scale in prop_oneof![Just(1.0f32), 0.01f32..200.0, Just(f32::NAN)]) {
         let mut want = vec![0u8; src.len()];
         scalar::quantize(&src, scale, &mut want);
         for k in Kernels::candidates() {
@@ -468,6 +468,44 @@ fn absmax_is_the_plain_fold() {
     for x in &cases {
         for k in Kernels::candidates() {
             assert_eq!(k.absmax(x).to_bits(), fold(x).to_bits(), "{} on {x:?}", k.name());
+        }
+    }
+}
+
+/// Softmax and SiLU at the edges, on every length up to past four zmm registers (each tail and
+/// block path): masked (−∞) scores, rows wholly masked, NaN, values past exp's clamp, scores that
+/// all tie; and neither writes outside its row.
+#[test]
+fn activations_at_the_edges_equal_reference() {
+    let mut r = Rng(7);
+    for len in (0..=80).chain([127, 128, 129, 255, 300, 513]) {
+        let base: Vec<f32> = (0..len).map(|_| r.f32_in(-30.0, 30.0)).collect();
+        let mut rows = vec![base.clone(), vec![f32::NEG_INFINITY; len], vec![2.5; len]];
+        for special in [f32::NEG_INFINITY, f32::NAN, 1e30, -1e30, 200.0, -200.0, -0.0] {
+            let mut x = base.clone();
+            for (i, v) in x.iter_mut().enumerate() {
+                if (i * 7 + len) % 5 == 0 {
+                    *v = special;
+                }
+            }
+            rows.push(x);
+        }
+        for x in &rows {
+            let mut want = x.clone();
+            scalar::softmax_scaled(&mut want, 0.7);
+            let mut want_a = vec![0f32; len];
+            scalar::silu_mul(x, &base, &mut want_a);
+            for k in Kernels::candidates() {
+                let mut s = [vec![9.0; 3], x.clone(), vec![9.0; 3]].concat();
+                k.softmax_scaled(&mut s[3..3 + len], 0.7);
+                assert_eq!(fbits(&s[3..3 + len]), fbits(&want), "{} softmax of {x:?}", k.name());
+                assert_eq!((&s[..3], &s[3 + len..]), (&[9.0; 3][..], &[9.0; 3][..]), "{} wrote outside", k.name());
+                let mut a = vec![9.0; len + 3];
+                let (g, u) = ([x.as_slice(), &[1.0; 3]].concat(), [base.as_slice(), &[1.0; 3]].concat());
+                k.silu_mul(&g, &u, &mut a[..len]);
+                assert_eq!(fbits(&a[..len]), fbits(&want_a), "{} silu_mul of {x:?}", k.name());
+                assert_eq!(&a[len..], &[9.0; 3][..], "{} silu_mul wrote past the output", k.name());
+            }
         }
     }
 }
