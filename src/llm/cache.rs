@@ -10,6 +10,8 @@
 //!
 //! Positions past `len` hold stale numbers that attention never uses.
 
+use rayon::prelude::*;
+
 /// Positions per key block.
 pub(crate) const BLOCK: usize = reseam_kernels::scalar::KEY_BLOCK;
 
@@ -103,22 +105,32 @@ impl KvCache {
         self.cap = cap;
     }
 
-    /// Writes `k`, `v` (`rows × kv_heads · head_dim` each) at positions `at..` of one layer.
-    /// Room must have been reserved.
+    /// Writes `k`, `v` (`rows × kv_heads · head_dim` each) at positions `at..` of one layer,
+    /// each KV head on its own thread for a prefill. Room must have been reserved.
     pub(crate) fn append(&mut self, layer: usize, at: usize, k: &[f32], v: &[f32]) {
-        let (hd, cap) = (self.head_dim, self.cap);
+        let (hd, cap, kvh) = (self.head_dim, self.cap, self.kv_heads);
         let l = &mut self.layers[layer];
-        for (r, (kr, vr)) in k.chunks_exact(self.kv_heads * hd).zip(v.chunks_exact(self.kv_heads * hd)).enumerate() {
-            for g in 0..self.kv_heads {
-                for d in 0..hd {
-                    l.kt[key_index(cap, hd, g, d, at + r)] = kr[g * hd + d];
+        let head = |(g, (kt, vs)): (usize, (&mut [f32], &mut [f32]))| {
+            for (r, (kr, vr)) in k.chunks_exact(kvh * hd).zip(v.chunks_exact(kvh * hd)).enumerate() {
+                // Indices within the head's own part of the layout (`g = 0`).
+                for (d, &x) in kr[g * hd..(g + 1) * hd].iter().enumerate() {
+                    kt[key_index(cap, hd, 0, d, at + r)] = x;
                 }
-                let start = value_index(cap, hd, g, 0, at + r);
-                l.v[start..start + hd].copy_from_slice(&vr[g * hd..(g + 1) * hd]);
+                let start = value_index(cap, hd, 0, 0, at + r);
+                vs[start..start + hd].copy_from_slice(&vr[g * hd..(g + 1) * hd]);
             }
+        };
+        let (kt, vs) = (&mut l.kt[..kvh * cap * hd], &mut l.v[..kvh * cap * hd]);
+        if k.len() >= PARALLEL_ROWS * kvh * hd {
+            kt.par_chunks_exact_mut(cap * hd).zip(vs.par_chunks_exact_mut(cap * hd)).enumerate().for_each(head);
+        } else {
+            kt.chunks_exact_mut(cap * hd).zip(vs.chunks_exact_mut(cap * hd)).enumerate().for_each(head);
         }
     }
 }
+
+/// Rows from which [`KvCache::append`] writes the KV heads in parallel.
+const PARALLEL_ROWS: usize = 32;
 
 #[cfg(test)]
 mod tests {

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use super::cache::KvCache;
 use super::checkpoint::{DType, SharedBytes, to_f32};
 use super::layers::{self, DecoderSpec};
-use super::linear::{Int8Matrix, Linear, Precision};
+use super::linear::{Int8Matrix, Linear, Precision, QuantizedRows};
 use super::{Error, Result};
 use crate::pack::{self, PackFile};
 
@@ -326,38 +326,45 @@ impl Decoder {
         let mut o = vec![0f32; t * hd];
         let mut gu = vec![0f32; t * 2 * inter];
         let mut act = vec![0f32; t * inter];
+        // The int8 activations of every product of the forward, in one reused buffer.
+        let mut quantized = QuantizedRows::default();
+        let half = s.head_dim / 2;
         for (l, w) in self.layers.iter().enumerate() {
             layers::rms_norm(&h, &w.input_norm, s.rms_norm_eps, &mut x);
-            w.qkv.forward(&x, t, &mut qkv)?;
-            let split = |(((row, q), k), v): QkvRow| {
+            w.qkv.forward_with(&x, t, &mut qkv, &mut quantized)?;
+            // Split each row's q | k | v and rotate q and k while the row is in L1.
+            let split = |(r, (((row, q), k), v)): (usize, QkvRow)| {
                 q.copy_from_slice(&row[..qd]);
                 k.copy_from_slice(&row[qd..qd + kvd]);
                 v.copy_from_slice(&row[qd + kvd..]);
+                let (c, sn) = (&cos[r * half..(r + 1) * half], &sin[r * half..(r + 1) * half]);
+                layers::rope_row(q, s.head_dim, c, sn);
+                layers::rope_row(k, s.head_dim, c, sn);
             };
             if qkv.len() >= layers::PARALLEL_ELEMENTS {
                 qkv.par_chunks_exact(qd + 2 * kvd)
                     .zip(q.par_chunks_exact_mut(qd))
                     .zip(k.par_chunks_exact_mut(kvd))
                     .zip(v.par_chunks_exact_mut(kvd))
+                    .enumerate()
                     .for_each(split);
             } else {
                 qkv.chunks_exact(qd + 2 * kvd)
                     .zip(q.chunks_exact_mut(qd))
                     .zip(k.chunks_exact_mut(kvd))
                     .zip(v.chunks_exact_mut(kvd))
+                    .enumerate()
                     .for_each(split);
             }
-            layers::apply_rope(&mut q, t, s.heads, s.head_dim, &cos, &sin);
-            layers::apply_rope(&mut k, t, s.kv_heads, s.head_dim, &cos, &sin);
             cache.append(l, past, &k, &v);
             let kv = layers::KvView { kt: &cache.layers[l].kt, v: &cache.layers[l].v, cap: cache.cap };
             layers::attention(kern, &q, &kv, past, s.heads, s.kv_heads, s.head_dim, s.sliding_window, &mut attn);
-            w.o.forward(&attn, t, &mut o)?;
+            w.o.forward_with(&attn, t, &mut o, &mut quantized)?;
             layers::add_residual(&mut h, &o);
             layers::rms_norm(&h, &w.post_norm, s.rms_norm_eps, &mut x);
-            w.gate_up.forward(&x, t, &mut gu)?;
+            w.gate_up.forward_with(&x, t, &mut gu, &mut quantized)?;
             layers::swiglu(kern, &gu, inter, &mut act);
-            w.down.forward(&act, t, &mut o)?;
+            w.down.forward_with(&act, t, &mut o, &mut quantized)?;
             layers::add_residual(&mut h, &o);
         }
         let first = match keep {

@@ -257,24 +257,19 @@ pub fn rope_tables(inv_freq: &[f32], positions: std::ops::Range<usize>) -> (Vec<
     (cos, sin)
 }
 
-/// Rotates each head of each row in place: `x·cos + rotate_half(x)·sin` (halves, not pairs).
-pub fn apply_rope(x: &mut [f32], rows: usize, heads: usize, head_dim: usize, cos: &[f32], sin: &[f32]) {
+/// Rotates each head of one row in place: `x·cos + rotate_half(x)·sin` (halves, not pairs),
+/// with that row's `cos` and `sin` (`head_dim / 2` each).
+#[inline]
+pub fn rope_row(x: &mut [f32], head_dim: usize, cos: &[f32], sin: &[f32]) {
     let half = head_dim / 2;
-    let row = |(r, xr): (usize, &mut [f32])| {
-        let (c, s) = (&cos[r * half..(r + 1) * half], &sin[r * half..(r + 1) * half]);
-        for v in xr.chunks_exact_mut(head_dim) {
-            for i in 0..half {
-                let (a, b) = (v[i], v[i + half]);
-                v[i] = a * c[i] + (-b) * s[i];
-                v[i + half] = b * c[i] + a * s[i];
-            }
+    let (c, s) = (&cos[..half], &sin[..half]);
+    for v in x.chunks_exact_mut(head_dim) {
+        let (lo, hi) = v.split_at_mut(half);
+        for i in 0..half {
+            let (a, b) = (lo[i], hi[i]);
+            lo[i] = a * c[i] + (-b) * s[i];
+            hi[i] = b * c[i] + a * s[i];
         }
-    };
-    let x = &mut x[..rows * heads * head_dim];
-    if x.len() >= PARALLEL_ELEMENTS {
-        x.par_chunks_exact_mut(heads * head_dim).enumerate().for_each(row);
-    } else {
-        x.chunks_exact_mut(heads * head_dim).enumerate().for_each(row);
     }
 }
 

@@ -213,12 +213,18 @@ impl Linear {
 
     /// `out (rows × n) = x (rows × k) · Wᵀ + b`.
     pub fn forward(&self, x: &[f32], rows: usize, out: &mut [f32]) -> Result<()> {
+        self.forward_with(x, rows, out, &mut QuantizedRows::default())
+    }
+
+    /// [`Linear::forward`] with the int8 activations in `scratch` (a forward's working memory,
+    /// reused by every product).
+    pub fn forward_with(&self, x: &[f32], rows: usize, out: &mut [f32], scratch: &mut QuantizedRows) -> Result<()> {
         debug_assert_eq!(x.len(), rows * self.k);
         debug_assert_eq!(out.len(), rows * self.n);
         match &self.weight {
             Weight::F32(w) => gemm::matmul(x, rows, self.k, w, self.n, self.bias.as_deref(), out),
             Weight::Bf16(w) => gemm::matmul(x, rows, self.k, w, self.n, self.bias.as_deref(), out),
-            Weight::Int8(m) => int8_forward(m, self.bias.as_deref(), x, rows, out)?,
+            Weight::Int8(m) => int8_forward(m, self.bias.as_deref(), x, rows, out, scratch)?,
         }
         Ok(())
     }
@@ -236,36 +242,61 @@ impl Linear {
 }
 
 /// Quantized activations of `rows` tokens: bytes at stride `k_padded`, and each row's scale.
+/// One value serves a whole forward: [`QuantizedRows::fill`] reuses its memory, so a prefill
+/// does not fault in megabytes of fresh pages for every product of every layer.
+#[derive(Default)]
 pub struct QuantizedRows {
     data: Vec<u8>,
     stride: usize,
     scales: Vec<f32>,
 }
 
-/// Quantizes each row with its own scale (`max |x| / 127`), through the dispatched kernel.
-pub fn quantize_rows(x: &[f32], rows: usize, k: usize, k_padded: usize) -> Result<QuantizedRows> {
-    let kernels = reseam_kernels::dispatch::kernels().map_err(|e| Error::Kernels(e.to_string()))?;
-    let mut data = vec![0u8; rows * k_padded];
-    let mut scales = vec![0f32; rows];
-    let work = |((xr, qr), s): ((&[f32], &mut [u8]), &mut f32)| {
-        let amax = kernels.absmax(xr);
-        let amax = if amax > 0.0 && amax.is_finite() { amax } else { 1.0 };
-        kernels.quantize(xr, 127.0 / amax, &mut qr[..k]);
-        *s = amax / 127.0;
-    };
-    if rows >= 16 {
-        x.par_chunks_exact(k).zip(data.par_chunks_exact_mut(k_padded)).zip(scales.par_iter_mut()).for_each(work);
-    } else {
-        x.chunks_exact(k).zip(data.chunks_exact_mut(k_padded)).zip(scales.iter_mut()).for_each(work);
+impl QuantizedRows {
+    /// Quantizes each row of `x` with its own scale (`max |x| / 127`), through the dispatched
+    /// kernel, replacing what was held.
+    pub fn fill(&mut self, x: &[f32], rows: usize, k: usize, k_padded: usize) -> Result<()> {
+        let kernels = reseam_kernels::dispatch::kernels().map_err(|e| Error::Kernels(e.to_string()))?;
+        self.data.resize(rows * k_padded, 0);
+        self.scales.resize(rows, 0.0);
+        self.stride = k_padded;
+        let work = |((xr, qr), s): ((&[f32], &mut [u8]), &mut f32)| {
+            let amax = kernels.absmax(xr);
+            let amax = if amax > 0.0 && amax.is_finite() { amax } else { 1.0 };
+            let (q, pad) = qr.split_at_mut(k);
+            kernels.quantize(xr, 127.0 / amax, q);
+            // Padding meets zero weights, but stale bytes of an earlier, wider call stay out.
+            pad.fill(0);
+            *s = amax / 127.0;
+        };
+        let (data, scales) = (&mut self.data, &mut self.scales);
+        if rows >= 16 {
+            x.par_chunks_exact(k).zip(data.par_chunks_exact_mut(k_padded)).zip(scales.par_iter_mut()).for_each(work);
+        } else {
+            x.chunks_exact(k).zip(data.chunks_exact_mut(k_padded)).zip(scales.iter_mut()).for_each(work);
+        }
+        Ok(())
     }
-    Ok(QuantizedRows { data, stride: k_padded, scales })
 }
 
-fn int8_forward(m: &Int8Matrix, bias: Option<&[f32]>, x: &[f32], rows: usize, out: &mut [f32]) -> Result<()> {
+/// Quantizes each row with its own scale (`max |x| / 127`), through the dispatched kernel.
+pub fn quantize_rows(x: &[f32], rows: usize, k: usize, k_padded: usize) -> Result<QuantizedRows> {
+    let mut q = QuantizedRows::default();
+    q.fill(x, rows, k, k_padded)?;
+    Ok(q)
+}
+
+fn int8_forward(
+    m: &Int8Matrix,
+    bias: Option<&[f32]>,
+    x: &[f32],
+    rows: usize,
+    out: &mut [f32],
+    q: &mut QuantizedRows,
+) -> Result<()> {
     let kernels = reseam_kernels::dispatch::kernels().map_err(|e| Error::Kernels(e.to_string()))?;
     let kp = reseam_kernels::pack::padded(m.k, m.n).0;
-    let q = quantize_rows(x, rows, m.k, kp)?;
-    int8_product(kernels, m, bias, &q, rows, out)
+    q.fill(x, rows, m.k, kp)?;
+    int8_product(kernels, m, bias, q, rows, out)
 }
 
 /// Rows per thread from which a product is split by rows rather than by columns.
