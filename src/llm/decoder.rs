@@ -319,19 +319,21 @@ impl Decoder {
         let kern = reseam_kernels::dispatch::kernels().map_err(|e| Error::Kernels(e.to_string()))?;
         let (cos, sin) = layers::rope_tables(&self.inv_freq, past..past + t);
         cache.reserve(t);
-        let mut x = vec![0f32; t * hd];
         let mut qkv = vec![0f32; t * (qd + 2 * kvd)];
         let (mut q, mut k, mut v) = (vec![0f32; t * qd], vec![0f32; t * kvd], vec![0f32; t * kvd]);
         let mut attn = vec![0f32; t * qd];
         let mut o = vec![0f32; t * hd];
         let mut gu = vec![0f32; t * 2 * inter];
-        let mut act = vec![0f32; t * inter];
-        // The int8 activations of every product of the forward, in one reused buffer.
-        let mut quantized = QuantizedRows::default();
+        // The products' inputs: int8 in one buffer reused by every product, or, for float
+        // layers, the rows made by norms and SwiGLU.
+        let (mut quantized, mut floats) = (QuantizedRows::default(), Vec::new());
         let half = s.head_dim / 2;
         for (l, w) in self.layers.iter().enumerate() {
-            layers::rms_norm(&h, &w.input_norm, s.rms_norm_eps, &mut x);
-            w.qkv.forward_with(&x, t, &mut qkv, &mut quantized)?;
+            // Norms and SwiGLU are made row by row as their products quantize them.
+            let norm = |r: usize, row: &mut [f32]| {
+                layers::rms_norm_row(&h[r * hd..(r + 1) * hd], &w.input_norm, s.rms_norm_eps, row)
+            };
+            w.qkv.forward_rows(t, &norm, &mut qkv, &mut quantized, &mut floats)?;
             // Split each row's q | k | v and rotate q and k while the row is in L1.
             let split = |(r, (((row, q), k), v)): (usize, QkvRow)| {
                 q.copy_from_slice(&row[..qd]);
@@ -361,10 +363,15 @@ impl Decoder {
             layers::attention(kern, &q, &kv, past, s.heads, s.kv_heads, s.head_dim, s.sliding_window, &mut attn);
             w.o.forward_with(&attn, t, &mut o, &mut quantized)?;
             layers::add_residual(&mut h, &o);
-            layers::rms_norm(&h, &w.post_norm, s.rms_norm_eps, &mut x);
-            w.gate_up.forward_with(&x, t, &mut gu, &mut quantized)?;
-            layers::swiglu(kern, &gu, inter, &mut act);
-            w.down.forward_with(&act, t, &mut o, &mut quantized)?;
+            let norm = |r: usize, row: &mut [f32]| {
+                layers::rms_norm_row(&h[r * hd..(r + 1) * hd], &w.post_norm, s.rms_norm_eps, row)
+            };
+            w.gate_up.forward_rows(t, &norm, &mut gu, &mut quantized, &mut floats)?;
+            let swiglu = |r: usize, row: &mut [f32]| {
+                let (g, u) = gu[r * 2 * inter..(r + 1) * 2 * inter].split_at(inter);
+                kern.silu_mul(g, u, row);
+            };
+            w.down.forward_rows(t, &swiglu, &mut o, &mut quantized, &mut floats)?;
             layers::add_residual(&mut h, &o);
         }
         let first = match keep {

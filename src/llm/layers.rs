@@ -185,28 +185,32 @@ impl DecoderSpec {
 /// `x · rsqrt(mean(x²) + eps) · weight` per row of `x`, as Transformers' `LlamaRMSNorm`.
 pub fn rms_norm(x: &[f32], weight: &[f32], eps: f32, out: &mut [f32]) {
     let d = weight.len();
-    let row = |(xr, or): (&[f32], &mut [f32])| {
-        let mut acc = [0f32; 8];
-        let chunks = xr.chunks_exact(8);
-        let tail = chunks.remainder();
-        for c in chunks {
-            for l in 0..8 {
-                acc[l] += c[l] * c[l];
-            }
-        }
-        let mut ss = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
-        for v in tail {
-            ss += v * v;
-        }
-        let inv = 1.0 / (ss / d as f32 + eps).sqrt();
-        for ((o, v), w) in or.iter_mut().zip(xr).zip(weight) {
-            *o = w * (v * inv);
-        }
-    };
+    let row = |(xr, or): (&[f32], &mut [f32])| rms_norm_row(xr, weight, eps, or);
     if x.len() >= PARALLEL_ELEMENTS {
         x.par_chunks_exact(d).zip(out.par_chunks_exact_mut(d)).for_each(row);
     } else {
         x.chunks_exact(d).zip(out.chunks_exact_mut(d)).for_each(row);
+    }
+}
+
+/// [`rms_norm`] of one row.
+#[inline]
+pub fn rms_norm_row(xr: &[f32], weight: &[f32], eps: f32, or: &mut [f32]) {
+    let mut acc = [0f32; 8];
+    let chunks = xr.chunks_exact(8);
+    let tail = chunks.remainder();
+    for c in chunks {
+        for l in 0..8 {
+            acc[l] += c[l] * c[l];
+        }
+    }
+    let mut ss = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+    for v in tail {
+        ss += v * v;
+    }
+    let inv = 1.0 / (ss / weight.len() as f32 + eps).sqrt();
+    for ((o, v), w) in or.iter_mut().zip(xr).zip(weight) {
+        *o = w * (v * inv);
     }
 }
 
@@ -226,20 +230,6 @@ pub fn add_residual(h: &mut [f32], o: &[f32]) {
 }
 
 pub use reseam_kernels::scalar::exp;
-
-/// `silu(gate) · up` for rows holding `[gate | up]` (width `2·inter`), into rows of `inter`
-/// (the kernels' [`Kernels::silu_mul`]).
-pub fn swiglu(kern: &Kernels, gate_up: &[f32], inter: usize, out: &mut [f32]) {
-    let row = |(gu, o): (&[f32], &mut [f32])| {
-        let (g, u) = gu.split_at(inter);
-        kern.silu_mul(g, u, o);
-    };
-    if out.len() >= 1 << 16 {
-        gate_up.par_chunks_exact(2 * inter).zip(out.par_chunks_exact_mut(inter)).for_each(row);
-    } else {
-        gate_up.chunks_exact(2 * inter).zip(out.chunks_exact_mut(inter)).for_each(row);
-    }
-}
 
 /// cos and sin of `position · inv_freq` for the given positions, `[positions × head_dim/2]`.
 pub fn rope_tables(inv_freq: &[f32], positions: std::ops::Range<usize>) -> (Vec<f32>, Vec<f32>) {

@@ -216,6 +216,33 @@ impl Linear {
         self.forward_with(x, rows, out, &mut QuantizedRows::default())
     }
 
+    /// [`Linear::forward`] of rows made on the fly by `make(r, row)` (a norm, an activation):
+    /// an int8 layer quantizes each row as it is made, a float layer has them written into
+    /// `floats` first. `scratch` and `floats` are a forward's working memory.
+    pub fn forward_rows(
+        &self,
+        rows: usize,
+        make: &RowMaker,
+        out: &mut [f32],
+        scratch: &mut QuantizedRows,
+        floats: &mut Vec<f32>,
+    ) -> Result<()> {
+        debug_assert_eq!(out.len(), rows * self.n);
+        let k = self.k;
+        if let Weight::Int8(m) = &self.weight {
+            let kernels = reseam_kernels::dispatch::kernels().map_err(|e| Error::Kernels(e.to_string()))?;
+            scratch.fill_with(rows, k, reseam_kernels::pack::padded(k, m.n).0, make)?;
+            return int8_product(kernels, m, self.bias.as_deref(), scratch, rows, out);
+        }
+        floats.resize(rows * k, 0.0);
+        if rows >= 16 {
+            floats.par_chunks_exact_mut(k.max(1)).enumerate().for_each(|(r, row)| make(r, row));
+        } else {
+            floats.chunks_exact_mut(k.max(1)).enumerate().for_each(|(r, row)| make(r, row));
+        }
+        self.forward_with(floats, rows, out, scratch)
+    }
+
     /// [`Linear::forward`] with the int8 activations in `scratch` (a forward's working memory,
     /// reused by every product).
     pub fn forward_with(&self, x: &[f32], rows: usize, out: &mut [f32], scratch: &mut QuantizedRows) -> Result<()> {
@@ -256,18 +283,8 @@ impl QuantizedRows {
     /// kernel, replacing what was held.
     pub fn fill(&mut self, x: &[f32], rows: usize, k: usize, k_padded: usize) -> Result<()> {
         let kernels = reseam_kernels::dispatch::kernels().map_err(|e| Error::Kernels(e.to_string()))?;
-        self.data.resize(rows * k_padded, 0);
-        self.scales.resize(rows, 0.0);
-        self.stride = k_padded;
-        let work = |((xr, qr), s): ((&[f32], &mut [u8]), &mut f32)| {
-            let amax = kernels.absmax(xr);
-            let amax = if amax > 0.0 && amax.is_finite() { amax } else { 1.0 };
-            let (q, pad) = qr.split_at_mut(k);
-            kernels.quantize(xr, 127.0 / amax, q);
-            // Padding meets zero weights, but stale bytes of an earlier, wider call stay out.
-            pad.fill(0);
-            *s = amax / 127.0;
-        };
+        self.shape(rows, k_padded);
+        let work = |((xr, qr), s): ((&[f32], &mut [u8]), &mut f32)| *s = quantize_one(kernels, xr, qr);
         let (data, scales) = (&mut self.data, &mut self.scales);
         if rows >= 16 {
             x.par_chunks_exact(k).zip(data.par_chunks_exact_mut(k_padded)).zip(scales.par_iter_mut()).for_each(work);
@@ -276,6 +293,48 @@ impl QuantizedRows {
         }
         Ok(())
     }
+
+    /// [`QuantizedRows::fill`] with rows made on the fly: `make(r, row)` writes row `r` (`k`
+    /// floats) into a buffer of the thread's, which is quantized while it is in L1, so the float
+    /// rows never go to memory.
+    pub fn fill_with(&mut self, rows: usize, k: usize, k_padded: usize, make: &RowMaker) -> Result<()> {
+        let kernels = reseam_kernels::dispatch::kernels().map_err(|e| Error::Kernels(e.to_string()))?;
+        self.shape(rows, k_padded);
+        let work = |buf: &mut Vec<f32>, (r, (qr, s)): (usize, (&mut [u8], &mut f32))| {
+            buf.resize(k, 0.0);
+            make(r, buf);
+            *s = quantize_one(kernels, buf, qr);
+        };
+        let (data, scales) = (&mut self.data, &mut self.scales);
+        if rows >= 16 {
+            data.par_chunks_exact_mut(k_padded).zip(scales.par_iter_mut()).enumerate().for_each_init(Vec::new, work);
+        } else {
+            let mut buf = Vec::new();
+            data.chunks_exact_mut(k_padded).zip(scales.iter_mut()).enumerate().for_each(|row| work(&mut buf, row));
+        }
+        Ok(())
+    }
+
+    fn shape(&mut self, rows: usize, k_padded: usize) {
+        self.data.resize(rows * k_padded, 0);
+        self.scales.resize(rows, 0.0);
+        self.stride = k_padded;
+    }
+}
+
+/// Writes row `r` of a product's input into the buffer it is given.
+pub type RowMaker<'a> = dyn Fn(usize, &mut [f32]) + Sync + 'a;
+
+/// Quantizes one row into `qr` (its first `xr.len()` bytes; the padding after them is zeroed)
+/// and returns its scale.
+fn quantize_one(kernels: &reseam_kernels::Kernels, xr: &[f32], qr: &mut [u8]) -> f32 {
+    let amax = kernels.absmax(xr);
+    let amax = if amax > 0.0 && amax.is_finite() { amax } else { 1.0 };
+    let (q, pad) = qr.split_at_mut(xr.len());
+    kernels.quantize(xr, 127.0 / amax, q);
+    // Padding meets zero weights, but stale bytes of an earlier, wider call stay out.
+    pad.fill(0);
+    amax / 127.0
 }
 
 /// Quantizes each row with its own scale (`max |x| / 127`), through the dispatched kernel.
@@ -382,6 +441,40 @@ mod tests {
             let mut one = vec![0f32; n];
             q.forward(&x[i * k..(i + 1) * k], 1, &mut one).unwrap();
             assert_eq!(one, yq[i * n..(i + 1) * n]);
+        }
+    }
+
+    #[test]
+    fn rows_made_on_the_fly_into_reused_buffers_give_the_same_products() {
+        let (k, n) = (150, 70);
+        for precision in [Precision::F32, Precision::Int8] {
+            let l = Linear::build(k, n, precision, None, &row);
+            let wide = Linear::build(3 * k, 40, precision, None, &row);
+            // Many rows (threads) and few (one thread).
+            for rows in [21, 3] {
+                let x: Vec<f32> = (0..rows * k).map(|i| ((i * 37 % 101) as f32 - 50.0) / 25.0).collect();
+                let mut want = vec![0f32; rows * n];
+                l.forward(&x, rows, &mut want).unwrap();
+                let (mut q, mut floats) = (QuantizedRows::default(), Vec::new());
+                // A wider product first, so both buffers hold stale numbers from it.
+                let xw: Vec<f32> = (0..rows * 3 * k).map(|i| (i % 7) as f32 - 3.0).collect();
+                let mut ow = vec![0f32; rows * 40];
+                wide.forward_rows(
+                    rows,
+                    &|r, o| o.copy_from_slice(&xw[r * 3 * k..][..3 * k]),
+                    &mut ow,
+                    &mut q,
+                    &mut floats,
+                )
+                .unwrap();
+                let mut got = vec![f32::NAN; rows * n];
+                l.forward_rows(rows, &|r, o| o.copy_from_slice(&x[r * k..][..k]), &mut got, &mut q, &mut floats)
+                    .unwrap();
+                assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()), "{precision} {rows} rows");
+                let mut again = vec![f32::NAN; rows * n];
+                l.forward_with(&x, rows, &mut again, &mut q).unwrap();
+                assert!(again.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()), "{precision} {rows} rows");
+            }
         }
     }
 
