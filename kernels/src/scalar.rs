@@ -86,7 +86,7 @@ pub(crate) const EXP_ROUND: f32 = 12_582_912.0;
 pub(crate) const EXP_TAYLOR: [f32; 8] = [1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0];
 
 /// `softmax(s · scaling)` in place, as Transformers' eager attention: scale, subtract the
-/// maximum, exponentiate ([`exp`]), divide by the sum. Plain code that vectorises where it is
+/// maximum, exponentiate ([`exp`]), multiply by the reciprocal of the sum. Plain code that vectorises where it is
 /// compiled (`#[inline(always)]`: NEON's table takes it as is); the x86 tables repeat its
 /// operations with intrinsics (ymm.rs, zmm.rs: masked tails, independent maxima), and the
 /// equivalence tests hold every table to these bits.
@@ -121,8 +121,11 @@ pub fn softmax_scaled(s: &mut [f32], scaling: f32) {
     for x in tail {
         total += *x;
     }
+    // Times the reciprocal, as torch's CPU softmax does (`x * (1 / sum)`): a multiply per
+    // element instead of a division.
+    let inv = 1.0 / total;
     for x in s.iter_mut() {
-        *x /= total;
+        *x *= inv;
     }
 }
 

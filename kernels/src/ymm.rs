@@ -362,8 +362,8 @@ fn first_lanes(r: usize) -> __m256i {
 
 /// [`crate::scalar::softmax_scaled`] with ymm registers, in the three passes of
 /// `zmm::softmax_scaled` (see there): four independent running maxima, then the exponentials
-/// with the reference's eight-lane sum (one register), then the division; the last partial block
-/// through `vmaskmovps`.
+/// with the reference's eight-lane sum (one register), then the multiply by its reciprocal; the
+/// last partial block through `vmaskmovps`.
 ///
 /// # Safety
 /// The CPU has AVX2 and FMA.
@@ -425,18 +425,18 @@ pub(crate) unsafe fn softmax_scaled(s: &mut [f32], scaling: f32) {
     for x in &s[whole..] {
         total += *x;
     }
-    let total = _mm256_set1_ps(total);
+    let inv = _mm256_set1_ps(1.0 / total);
     let p = s.as_mut_ptr();
     i = 0;
     while i < whole {
         // SAFETY: 8 floats readable and writable at `s[i..]`.
-        unsafe { _mm256_storeu_ps(p.add(i), _mm256_div_ps(_mm256_loadu_ps(p.add(i)), total)) };
+        unsafe { _mm256_storeu_ps(p.add(i), _mm256_mul_ps(_mm256_loadu_ps(p.add(i)), inv)) };
         i += 8;
     }
     if whole < len {
         // SAFETY: the mask keeps the load and the store inside `s`.
         unsafe {
-            let x = _mm256_div_ps(_mm256_maskload_ps(p.add(whole), tail), total);
+            let x = _mm256_mul_ps(_mm256_maskload_ps(p.add(whole), tail), inv);
             _mm256_maskstore_ps(p.add(whole), tail, x);
         }
     }

@@ -353,9 +353,9 @@ fn lanes(i: usize, len: usize) -> __mmask16 {
 /// [`crate::scalar::softmax_scaled`] with zmm registers, in three passes over the row (it is
 /// in L1): the maximum of the scaled scores in four independent registers (the maximum is exact
 /// in any order, and one chain of vmaxps would wait on its latency), then the exponentials with
-/// their sum, then the division. The sum keeps the reference's order: eight lanes over blocks of
-/// eight in sequence (the low then the high half of each register), the same tree, then the
-/// leftover elements one by one. Tails go through masks, so short rows stay vectorised.
+/// their sum, then the multiply by its reciprocal. The sum keeps the reference's order: eight
+/// lanes over blocks of eight in sequence (the low then the high half of each register), the
+/// same tree, then the leftover elements one by one. Tails go through masks, so short rows stay vectorised.
 ///
 /// # Safety
 /// The CPU has AVX-512F.
@@ -408,13 +408,13 @@ pub(crate) unsafe fn softmax_scaled(s: &mut [f32], scaling: f32) {
     for x in &s[len / 8 * 8..] {
         total += *x;
     }
-    let total = _mm512_set1_ps(total);
+    let inv = _mm512_set1_ps(1.0 / total);
     let p = s.as_mut_ptr();
     i = 0;
     while i < len {
         let m = lanes(i, len);
         // SAFETY: the mask keeps the load and the store inside `s`.
-        unsafe { _mm512_mask_storeu_ps(p.add(i), m, _mm512_div_ps(_mm512_maskz_loadu_ps(m, p.add(i)), total)) };
+        unsafe { _mm512_mask_storeu_ps(p.add(i), m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, p.add(i)), inv)) };
         i += 16;
     }
 }
