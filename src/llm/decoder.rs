@@ -2,7 +2,7 @@
 //! Face names, built in any precision from any weight source (checkpoint, packed file, random),
 //! and the forward pass over a batch of new positions of one sequence.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 
 use rayon::prelude::*;
 
@@ -312,28 +312,27 @@ impl Decoder {
         if t == 0 {
             return Ok(Logits { vocab: s.vocab, data: Vec::new() });
         }
-        let mut h = vec![0f32; t * hd];
+        // Every buffer is written in full before it is read, so stale numbers of an earlier
+        // forward never show through.
+        let mut memory = WorkingMemory::lock();
+        let Work { h, qkv, q, k, v, attn, o, gu, quantized, floats } = memory.get();
+        let h = sized(h, t * hd);
         for (row, &id) in h.chunks_exact_mut(hd).zip(tokens) {
             self.embed.lookup(id as usize, row);
         }
         let kern = reseam_kernels::dispatch::kernels().map_err(|e| Error::Kernels(e.to_string()))?;
         let (cos, sin) = layers::rope_tables(&self.inv_freq, past..past + t);
         cache.reserve(t);
-        let mut qkv = vec![0f32; t * (qd + 2 * kvd)];
-        let (mut q, mut k, mut v) = (vec![0f32; t * qd], vec![0f32; t * kvd], vec![0f32; t * kvd]);
-        let mut attn = vec![0f32; t * qd];
-        let mut o = vec![0f32; t * hd];
-        let mut gu = vec![0f32; t * 2 * inter];
-        // The products' inputs: int8 in one buffer reused by every product, or, for float
-        // layers, the rows made by norms and SwiGLU.
-        let (mut quantized, mut floats) = (QuantizedRows::default(), Vec::new());
+        let qkv = sized(qkv, t * (qd + 2 * kvd));
+        let (q, k, v) = (sized(q, t * qd), sized(k, t * kvd), sized(v, t * kvd));
+        let (attn, o, gu) = (sized(attn, t * qd), sized(o, t * hd), sized(gu, t * 2 * inter));
         let half = s.head_dim / 2;
         for (l, w) in self.layers.iter().enumerate() {
             // Norms and SwiGLU are made row by row as their products quantize them.
             let norm = |r: usize, row: &mut [f32]| {
                 layers::rms_norm_row(&h[r * hd..(r + 1) * hd], &w.input_norm, s.rms_norm_eps, row)
             };
-            w.qkv.forward_rows(t, &norm, &mut qkv, &mut quantized, &mut floats)?;
+            w.qkv.forward_rows(t, &norm, qkv, quantized, floats)?;
             // Split each row's q | k | v and rotate q and k while the row is in L1.
             let split = |(r, (((row, q), k), v)): (usize, QkvRow)| {
                 q.copy_from_slice(&row[..qd]);
@@ -358,21 +357,21 @@ impl Decoder {
                     .enumerate()
                     .for_each(split);
             }
-            cache.append(l, past, &k, &v);
+            cache.append(l, past, k, v);
             let kv = layers::KvView { kt: &cache.layers[l].kt, v: &cache.layers[l].v, cap: cache.cap };
-            layers::attention(kern, &q, &kv, past, s.heads, s.kv_heads, s.head_dim, s.sliding_window, &mut attn);
-            w.o.forward_with(&attn, t, &mut o, &mut quantized)?;
-            layers::add_residual(&mut h, &o);
+            layers::attention(kern, q, &kv, past, s.heads, s.kv_heads, s.head_dim, s.sliding_window, attn);
+            w.o.forward_with(attn, t, o, quantized)?;
+            layers::add_residual(h, o);
             let norm = |r: usize, row: &mut [f32]| {
                 layers::rms_norm_row(&h[r * hd..(r + 1) * hd], &w.post_norm, s.rms_norm_eps, row)
             };
-            w.gate_up.forward_rows(t, &norm, &mut gu, &mut quantized, &mut floats)?;
+            w.gate_up.forward_rows(t, &norm, gu, quantized, floats)?;
             let swiglu = |r: usize, row: &mut [f32]| {
                 let (g, u) = gu[r * 2 * inter..(r + 1) * 2 * inter].split_at(inter);
                 kern.silu_mul(g, u, row);
             };
-            w.down.forward_rows(t, &swiglu, &mut o, &mut quantized, &mut floats)?;
-            layers::add_residual(&mut h, &o);
+            w.down.forward_rows(t, &swiglu, o, quantized, floats)?;
+            layers::add_residual(h, o);
         }
         let first = match keep {
             LogitRows::None => return Ok(Logits { vocab: s.vocab, data: Vec::new() }),
@@ -386,6 +385,70 @@ impl Decoder {
         self.lm_head.forward(&xn, rows, &mut data)?;
         Ok(Logits { vocab: s.vocab, data })
     }
+}
+
+/// The activations of a forward: allocated by the first forward that needs them, reused by
+/// every later one (of any model), so a prefill does not fault in tens of megabytes of fresh
+/// pages each time (docs: engine-design.md, "Working memory").
+#[derive(Default)]
+pub(crate) struct Work {
+    h: Vec<f32>,
+    qkv: Vec<f32>,
+    q: Vec<f32>,
+    k: Vec<f32>,
+    v: Vec<f32>,
+    attn: Vec<f32>,
+    o: Vec<f32>,
+    gu: Vec<f32>,
+    quantized: QuantizedRows,
+    /// The inputs of float products (f32, bf16 layers).
+    floats: Vec<f32>,
+}
+
+/// The process's working memory, or a private one while another forward holds it (forwards
+/// on several threads stay correct, only the second one allocates).
+static WORKING_MEMORY: Mutex<Work> = Mutex::new(Work {
+    h: Vec::new(),
+    qkv: Vec::new(),
+    q: Vec::new(),
+    k: Vec::new(),
+    v: Vec::new(),
+    attn: Vec::new(),
+    o: Vec::new(),
+    gu: Vec::new(),
+    quantized: QuantizedRows::new(),
+    floats: Vec::new(),
+});
+
+enum WorkingMemory {
+    Shared(MutexGuard<'static, Work>),
+    Private(Box<Work>),
+}
+
+impl WorkingMemory {
+    fn lock() -> WorkingMemory {
+        match WORKING_MEMORY.try_lock() {
+            Ok(g) => WorkingMemory::Shared(g),
+            // A panic in another forward leaves buffers that are overwritten before use anyway.
+            Err(TryLockError::Poisoned(p)) => WorkingMemory::Shared(p.into_inner()),
+            Err(TryLockError::WouldBlock) => WorkingMemory::Private(Box::default()),
+        }
+    }
+
+    fn get(&mut self) -> &mut Work {
+        match self {
+            WorkingMemory::Shared(g) => g,
+            WorkingMemory::Private(w) => w,
+        }
+    }
+}
+
+/// The first `n` elements of `v`, grown if needed (contents unspecified).
+fn sized(v: &mut Vec<f32>, n: usize) -> &mut [f32] {
+    if v.len() < n {
+        v.resize(n, 0.0);
+    }
+    &mut v[..n]
 }
 
 /// One token's fused q|k|v projection and where its three parts go.

@@ -121,6 +121,8 @@ pub fn run_baseline(opts: &BaselineOptions, progress: &(dyn Fn(Progress) + Sync)
     let mut results = Vec::with_capacity(prompts.len());
     let (mut prefill, mut decode, mut steps, mut prompt_tokens, mut new_tokens) =
         (Duration::ZERO, Duration::ZERO, 0, 0, 0);
+    // One sequence at a time: its cache is emptied for the next prompt, keeping its memory.
+    let mut cache = llm.model.new_cache();
     for (i, p) in prompts.iter().enumerate() {
         progress(Progress::Prompt { index: i, total: prompts.len() });
         let ids = llm.prompt_ids(&p.text, opts.chat)?;
@@ -131,7 +133,7 @@ pub fn run_baseline(opts: &BaselineOptions, progress: &(dyn Fn(Progress) + Sync)
                 msg: "the prompt encodes to no tokens (this tokenizer adds no BOS); give it some text".into(),
             });
         }
-        let mut cache = llm.model.new_cache();
+        cache.clear();
         let g = greedy(&llm.model, &mut cache, &ids, opts.max_new_tokens, &stop).map_err(|e| match e {
             Error::Position { .. } => Error::Prompts { path: opts.prompts.clone(), line: p.line, msg: e.to_string() },
             e => e,

@@ -279,6 +279,11 @@ pub struct QuantizedRows {
 }
 
 impl QuantizedRows {
+    /// Empty (no memory until the first fill).
+    pub const fn new() -> QuantizedRows {
+        QuantizedRows { data: Vec::new(), stride: 0, scales: Vec::new() }
+    }
+
     /// Quantizes each row of `x` with its own scale (`max |x| / 127`), through the dispatched
     /// kernel, replacing what was held.
     pub fn fill(&mut self, x: &[f32], rows: usize, k: usize, k_padded: usize) -> Result<()> {

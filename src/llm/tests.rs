@@ -228,7 +228,8 @@ fn llm_bundle_renders_and_encodes_chat_prompts_and_reads_stop_ids() {
 
 #[test]
 fn a_long_prefill_equals_feeding_token_by_token_bit_for_bit() {
-    // Long enough for the head-major attention path of prefill (16 rows and more).
+    // Long enough for several groups of query rows in attention and the per-row steps on
+    // every thread.
     let m = load("mistral-tiny", Precision::F32);
     let (_, input, out) = cases("mistral-tiny").into_iter().max_by_key(|c| c.1.len()).unwrap();
     let seq: Vec<u32> = input.iter().copied().chain(ids(&out["greedy"]["new_ids"])).collect();
@@ -239,5 +240,22 @@ fn a_long_prefill_equals_feeding_token_by_token_bit_for_bit() {
     for (i, &t) in seq.iter().enumerate() {
         let one = m.forward(&mut steps, &[t], LogitRows::Last).unwrap();
         assert_eq!(one.row(0), all.row(i), "position {i}");
+    }
+}
+
+#[test]
+fn forwards_of_other_models_and_lengths_in_between_change_nothing() {
+    // Every forward reuses the process's working memory: what an earlier, longer forward of
+    // another model left there must never show through.
+    let (a, b) = (load("mistral-tiny", Precision::Int8), load("qwen2-tiny", Precision::Int8));
+    let (_, prompt, _) = cases("qwen2-tiny").into_iter().next().unwrap();
+    let mut cb = b.new_cache();
+    let alone = b.forward(&mut cb, &prompt, LogitRows::All).unwrap();
+    let long: Vec<u32> = (0..3 * prompt.len() + 40).map(|i| (i * 37 % 1000) as u32 + 5).collect();
+    a.forward(&mut a.new_cache(), &long, LogitRows::All).unwrap();
+    cb.clear();
+    let again = b.forward(&mut cb, &prompt, LogitRows::All).unwrap();
+    for i in 0..prompt.len() {
+        assert_eq!(again.row(i), alone.row(i), "position {i}");
     }
 }
