@@ -61,7 +61,7 @@ pub struct Report {
 
 /// Repetitions of the GEMM and prefill measurements; the best is kept for both, so noise from
 /// other work on the machine does not favour either side of the ratio.
-const RUNS: usize = 5;
+const RUNS: usize = 10;
 
 /// Multiply-accumulates of one token through one layer's products.
 fn layer_macs(s: &DecoderSpec) -> usize {
