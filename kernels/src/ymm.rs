@@ -328,13 +328,12 @@ fn exp8(x: __m256) -> __m256 {
     // `f32::clamp` passes NaN on; vmaxps and vminps return their second operand for NaN.
     let x = _mm256_min_ps(_mm256_set1_ps(EXP_MAX), _mm256_max_ps(_mm256_set1_ps(EXP_MIN), x));
     let round = _mm256_set1_ps(EXP_ROUND);
-    let t = _mm256_add_ps(_mm256_mul_ps(x, _mm256_set1_ps(LOG2E)), round);
+    let t = _mm256_fmadd_ps(x, _mm256_set1_ps(LOG2E), round);
     let n = _mm256_sub_ps(t, round);
-    // n · LN2_HI is exact, so fusing it into the subtraction changes no rounding.
-    let r = _mm256_sub_ps(_mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_HI), x), _mm256_mul_ps(n, _mm256_set1_ps(LN2_LO)));
+    let r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_LO), _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_HI), x));
     let mut p = _mm256_set1_ps(EXP_TAYLOR[0]);
     for &c in &EXP_TAYLOR[1..] {
-        p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(c));
+        p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(c));
     }
     let bits = _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(EXP_ROUND.to_bits() as i32));
     let two_n = _mm256_slli_epi32::<23>(_mm256_add_epi32(bits, _mm256_set1_epi32(127)));

@@ -321,8 +321,8 @@ unsafe fn weighted_tile<const HG: usize, const DC: usize>(
     }
 }
 
-/// [`crate::scalar::exp`] on 16 lanes, one instruction per operation of the reference (its
-/// multiplies and adds are rounded separately, so they are here), hence its bits in every lane.
+/// [`crate::scalar::exp`] on 16 lanes, one instruction per operation of the reference (a fused
+/// multiply-add where it has one), hence its bits in every lane.
 #[target_feature(enable = "avx512f")]
 #[inline]
 fn exp16(x: __m512) -> __m512 {
@@ -330,14 +330,12 @@ fn exp16(x: __m512) -> __m512 {
     // `f32::clamp` passes NaN on; vmaxps and vminps return their second operand for NaN.
     let x = _mm512_min_ps(_mm512_set1_ps(EXP_MAX), _mm512_max_ps(_mm512_set1_ps(EXP_MIN), x));
     let round = _mm512_set1_ps(EXP_ROUND);
-    let t = _mm512_add_ps(_mm512_mul_ps(x, _mm512_set1_ps(LOG2E)), round);
+    let t = _mm512_fmadd_ps(x, _mm512_set1_ps(LOG2E), round);
     let n = _mm512_sub_ps(t, round);
-    // n · LN2_HI is exact (n is an integer below 2^8), so fusing it into the subtraction rounds
-    // once, as the reference's separate steps do.
-    let r = _mm512_sub_ps(_mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_HI), x), _mm512_mul_ps(n, _mm512_set1_ps(LN2_LO)));
+    let r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_LO), _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_HI), x));
     let mut p = _mm512_set1_ps(EXP_TAYLOR[0]);
     for &c in &EXP_TAYLOR[1..] {
-        p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(c));
+        p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(c));
     }
     let bits = _mm512_sub_epi32(_mm512_castps_si512(t), _mm512_set1_epi32(EXP_ROUND.to_bits() as i32));
     let two_n = _mm512_slli_epi32::<23>(_mm512_add_epi32(bits, _mm512_set1_epi32(127)));
