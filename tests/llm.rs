@@ -243,7 +243,14 @@ fn bench_memory_and_llm_print_their_figures() {
         ],
     ));
     let v: Value = serde_json::from_str(&out).unwrap();
-    for k in ["decode_tokens_per_second", "decode_fraction", "prefill_fraction", "gemm_gmacs"] {
+    for k in [
+        "decode_tokens_per_second",
+        "decode_fraction",
+        "prefill_fraction",
+        "gemm_gmacs",
+        "gemm_burst_gmacs",
+        "prefill_fraction_burst",
+    ] {
         assert!(v[k].as_f64().unwrap() > 0.0, "{k}: {out}");
     }
     assert_eq!(v["shape"], "test");

@@ -37,7 +37,8 @@ enum Mode {
         #[arg(long, env = "RESEAM_BENCH_DECODE_TOKENS", value_name = "N", default_value_t = 32)]
         decode_tokens: usize,
 
-        /// Rows (M) of the int8 GEMM throughput measurement on the model's layer shapes.
+        /// Rows (M) of the int8 GEMM throughput measurement: one pass over all of the model's
+        /// int8 products (its own weights) at M rows, against which the prefill is stated.
         #[arg(long, env = "RESEAM_BENCH_GEMM_ROWS", value_name = "M", default_value_t = 256)]
         gemm_rows: usize,
 
@@ -276,6 +277,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 100.0 * r.prefill_fraction,
                 r.gemm_rows,
                 r.gemm_gmacs
+            )?;
+            writeln!(
+                out,
+                "         (GEMM: one pass over every layer's products; each product's best alone, {:.1} GMAC/s: prefill = {:.0}%)",
+                r.gemm_burst_gmacs,
+                100.0 * r.prefill_fraction_burst
             )?;
         }
     }

@@ -284,6 +284,11 @@ impl Decoder {
         per_layer + self.lm_head.weight_bytes() + 4 * self.spec.hidden
     }
 
+    /// Every layer's products in the order a forward runs them (q|k|v, o, gate|up, down).
+    pub(crate) fn layer_products(&self) -> impl Iterator<Item = &Linear> {
+        self.layers.iter().flat_map(|l| [&l.qkv, &l.o, &l.gate_up, &l.down])
+    }
+
     /// Runs `tokens` at positions `cache.len()..` and appends them to the cache.
     pub fn forward(&self, cache: &mut KvCache, tokens: &[u32], keep: LogitRows) -> Result<Logits> {
         let s = &self.spec;

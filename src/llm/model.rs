@@ -261,6 +261,11 @@ impl Model {
         self.decoder.forward(cache, tokens, keep)
     }
 
+    /// Every layer's products in the order a forward runs them.
+    pub(crate) fn layer_products(&self) -> impl Iterator<Item = &super::linear::Linear> {
+        self.decoder.layer_products()
+    }
+
     pub fn spec(&self) -> &DecoderSpec {
         &self.decoder.spec
     }
