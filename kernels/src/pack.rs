@@ -30,9 +30,11 @@ pub const N_BLOCK: usize = 16;
 /// Bytes of one quad (4 inner indices × 16 columns).
 pub const QUAD: usize = 64;
 /// How far ahead of its loads a kernel prefetches a block's packed bytes: decoding reads each
-/// block once from DRAM, and a lone sequential stream otherwise waits on every line.
+/// block once from DRAM, and a lone sequential stream otherwise waits on every line. 8 KB
+/// rather than 4: AVX2 decode 2–5% faster (three alternating runs in one process), AVX-VNNI
+/// decode and the AMX prefill unchanged.
 #[cfg(target_arch = "x86_64")]
-pub(crate) const PREFETCH: usize = 4096;
+pub(crate) const PREFETCH: usize = 8192;
 
 /// Zero-initialised bytes that start on a 64-byte boundary: a cache line, a zmm register, an AMX
 /// tile row. Kernels read 64-byte quads and tile rows from such buffers without loads split
