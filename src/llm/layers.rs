@@ -369,8 +369,12 @@ impl Attend<'_> {
         for r in r0..r0 + m {
             queries.extend_from_slice(&self.q[(r * heads + g * group) * hd..][..gh]);
         }
-        scores.clear();
-        scores.resize(m * group * span, 0.0);
+        // Every score is written by the kernel: the buffer only grows, never cleared.
+        let need = m * group * span;
+        if scores.len() < need {
+            scores.resize(need, 0.0);
+        }
+        let scores = &mut scores[..need];
         let keys = Keys { kt: self.kv.kt, cap: self.kv.cap, g, blocks: b0..b1 + 1, hd };
         keys.scores(self.kern, queries, scores);
         let scaling = (hd as f64).powf(-0.5) as f32;
