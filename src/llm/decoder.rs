@@ -395,7 +395,6 @@ impl Decoder {
 /// The activations of a forward: allocated by the first forward that needs them, reused by
 /// every later one (of any model), so a prefill does not fault in tens of megabytes of fresh
 /// pages each time (docs: engine-design.md, "Working memory").
-#[derive(Default)]
 pub(crate) struct Work {
     h: Vec<f32>,
     qkv: Vec<f32>,
@@ -412,18 +411,25 @@ pub(crate) struct Work {
 
 /// The process's working memory, or a private one while another forward holds it (forwards
 /// on several threads stay correct, only the second one allocates).
-static WORKING_MEMORY: Mutex<Work> = Mutex::new(Work {
-    h: Vec::new(),
-    qkv: Vec::new(),
-    q: Vec::new(),
-    k: Vec::new(),
-    v: Vec::new(),
-    attn: Vec::new(),
-    o: Vec::new(),
-    gu: Vec::new(),
-    quantized: QuantizedRows::new(),
-    floats: Vec::new(),
-});
+static WORKING_MEMORY: Mutex<Work> = Mutex::new(Work::new());
+
+impl Work {
+    /// No memory until a forward sizes the buffers.
+    const fn new() -> Work {
+        Work {
+            h: Vec::new(),
+            qkv: Vec::new(),
+            q: Vec::new(),
+            k: Vec::new(),
+            v: Vec::new(),
+            attn: Vec::new(),
+            o: Vec::new(),
+            gu: Vec::new(),
+            quantized: QuantizedRows::new(),
+            floats: Vec::new(),
+        }
+    }
+}
 
 enum WorkingMemory {
     Shared(MutexGuard<'static, Work>),
@@ -436,7 +442,7 @@ impl WorkingMemory {
             Ok(g) => WorkingMemory::Shared(g),
             // A panic in another forward leaves buffers that are overwritten before use anyway.
             Err(TryLockError::Poisoned(p)) => WorkingMemory::Shared(p.into_inner()),
-            Err(TryLockError::WouldBlock) => WorkingMemory::Private(Box::default()),
+            Err(TryLockError::WouldBlock) => WorkingMemory::Private(Box::new(Work::new())),
         }
     }
 
