@@ -48,6 +48,25 @@ fn json_lines_carry_shape_kernel_and_peak() {
 }
 
 #[test]
+fn llm_shapes_replace_the_translation_widths() {
+    let t = TestDir::new();
+    let out = bench(&t, &["--json", "--llm", "test", "--arithmetic", "exact", "--m", "2", "--min-time", "0.002"]);
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let rows: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let got: Vec<(String, u64, u64)> = rows
+        .iter()
+        .map(|r| (r["shape"].as_str().unwrap().to_string(), r["k"].as_u64().unwrap(), r["n"].as_u64().unwrap()))
+        .collect();
+    // The test shape: hidden 256, 4 query heads and 2 KV heads of 64, intermediate 768.
+    let want = [("llm-qkv", 256, 512), ("llm-o", 256, 256), ("llm-gate-up", 256, 1536), ("llm-down", 768, 256)];
+    assert_eq!(got, want.map(|(s, k, n)| (s.to_string(), k, n)), "{text}");
+    let bad = bench(&t, &["--llm", "gpt-5", "--min-time", "0.002"]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("llama-3.2-1b"), "{bad:?}");
+}
+
+#[test]
 fn forced_reference_is_measured_without_a_peak() {
     let t = TestDir::new();
     let out = bench(

@@ -239,6 +239,8 @@ fn bench_memory_and_llm_print_their_figures() {
             "8",
             "--size-mib",
             "16",
+            "--gemm-min-time",
+            "0.01",
             "--json",
         ],
     ));
@@ -250,6 +252,8 @@ fn bench_memory_and_llm_print_their_figures() {
         "gemm_gmacs",
         "gemm_burst_gmacs",
         "prefill_fraction_burst",
+        "bench_gemm_gmacs_per_thread",
+        "prefill_fraction_bench_gemm",
     ] {
         assert!(v[k].as_f64().unwrap() > 0.0, "{k}: {out}");
     }

@@ -13,6 +13,8 @@ use reseam_kernels::clock::{self, Clock};
 use reseam_kernels::pack::AlignedBytes;
 use reseam_kernels::{Arithmetic, Epilogue, Isa, Kernels, Output, PackedB, QuantizedA, Scale};
 
+use crate::llm::layers::DecoderSpec;
+
 /// Which kernel tables to measure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IsaChoice {
@@ -31,6 +33,8 @@ pub struct Options {
     pub m: Vec<usize>,
     /// Model widths; each brings its attention, FFN and output-layer shapes.
     pub dims: Vec<usize>,
+    /// Decoder LLMs; each brings its four layer products (see [`llm_shapes`]).
+    pub llms: Vec<DecoderSpec>,
     /// Only shapes with these names (all when empty).
     pub shapes: Vec<String>,
     /// Measure each product for at least this long.
@@ -46,8 +50,25 @@ pub struct Shape {
     pub n: usize,
 }
 
-/// Shape names, in the order they are measured.
-pub const SHAPE_NAMES: [&str; 6] = ["attn-out", "qkv", "ffn-up", "ffn-down", "logits-shortlist", "logits-full"];
+/// Shape names of a translation model, in the order they are measured.
+pub const TRANSLATION_SHAPES: [&str; 6] = ["attn-out", "qkv", "ffn-up", "ffn-down", "logits-shortlist", "logits-full"];
+
+/// Shape names of a decoder LLM's layer, in the order a forward runs them.
+pub const LLM_SHAPES: [&str; 4] = ["llm-qkv", "llm-o", "llm-gate-up", "llm-down"];
+
+/// Every shape name (`--shape`).
+pub const SHAPE_NAMES: [&str; 10] = [
+    "attn-out",
+    "qkv",
+    "ffn-up",
+    "ffn-down",
+    "logits-shortlist",
+    "logits-full",
+    "llm-qkv",
+    "llm-o",
+    "llm-gate-up",
+    "llm-down",
+];
 
 /// The shapes of a Firefox Translations model of width `dim` (tiny 256, base-memory 384, base
 /// 512): the attention output projection, Q·K·V fused, the FFN, and the output layer over a
@@ -55,7 +76,15 @@ pub const SHAPE_NAMES: [&str; 6] = ["attn-out", "qkv", "ffn-up", "ffn-down", "lo
 pub fn model_shapes(dim: usize) -> Vec<Shape> {
     let ffn = if dim >= 512 { 2048 } else { 1536 };
     let kn = [(dim, dim), (dim, 3 * dim), (dim, ffn), (ffn, dim), (dim, 1200), (dim, 32000)];
-    SHAPE_NAMES.iter().zip(kn).map(|(&name, (k, n))| Shape { name, dim, k, n }).collect()
+    TRANSLATION_SHAPES.iter().zip(kn).map(|(&name, (k, n))| Shape { name, dim, k, n }).collect()
+}
+
+/// The four products of one decoder-LLM layer as reseam runs them: q|k|v fused, the attention
+/// output, gate|up fused, and down. `dim` is the hidden width.
+pub fn llm_shapes(s: &DecoderSpec) -> Vec<Shape> {
+    let (h, qd, kvd, i) = (s.hidden, s.q_dim(), s.kv_dim(), s.intermediate);
+    let kn = [(h, qd + 2 * kvd), (qd, h), (h, 2 * i), (i, h)];
+    LLM_SHAPES.iter().zip(kn).map(|(&name, (k, n))| Shape { name, dim: h, k, n }).collect()
 }
 
 /// One measured product.
@@ -150,6 +179,7 @@ pub fn run(opts: &Options, sink: &mut dyn FnMut(Event)) -> Result<Vec<Row>, Erro
         .dims
         .iter()
         .flat_map(|&d| model_shapes(d))
+        .chain(opts.llms.iter().flat_map(llm_shapes))
         .filter(|s| opts.shapes.is_empty() || opts.shapes.iter().any(|n| n == s.name))
         .collect();
     if shapes.is_empty() {
@@ -191,6 +221,18 @@ pub fn run(opts: &Options, sink: &mut dyn FnMut(Event)) -> Result<Vec<Row>, Erro
     Ok(rows)
 }
 
+/// One product measured as [`run`] measures it, on the live kernels (`RESEAM_MT_ISA` or the
+/// best this CPU runs), on the calling thread: for `bench llm`, which states its prefill against
+/// this figure.
+pub fn measure_live(arith: Arithmetic, shape: &Shape, m: usize, min_time: Duration) -> Result<Row, Error> {
+    if m == 0 {
+        return Err(Error::NoRows);
+    }
+    let k = reseam_kernels::dispatch::kernels().map_err(|e| Error::Kernels(e.to_string()))?;
+    let data = Data::new(shape, m);
+    Ok(measure(k, arith, shape, m, &data, clock::cycles_clock(), min_time))
+}
+
 /// Peak-loop iterations per repetition: long enough that the loop's setup does not count.
 const PEAK_ITERS: u64 = 1_000;
 
@@ -214,6 +256,9 @@ struct Data {
     stride: usize,
     b: PackedB,
     bias: Vec<f32>,
+    zero_fix: Vec<i32>,
+    row_scales: Vec<f32>,
+    col_scales: Vec<f32>,
     out: Vec<f32>,
     out_u8: Vec<u8>,
 }
@@ -233,7 +278,10 @@ impl Data {
         let mut a = AlignedBytes::zeroed(m * stride);
         a.iter_mut().for_each(|x| *x = (next() % 255) as u8);
         let bias = (0..s.n).map(|j| (j % 17) as f32 * 0.25 - 2.0).collect();
-        Data { a, stride, b, bias, out: vec![0.0; m * s.n], out_u8: vec![0; m * s.n] }
+        let zero_fix = b.col_sums().iter().map(|c| c.wrapping_mul(127)).collect();
+        let row_scales = (0..m).map(|i| 1e-2 + (i % 7) as f32 * 1e-3).collect();
+        let col_scales = (0..s.n).map(|j| 1e-3 + (j % 11) as f32 * 1e-4).collect();
+        Data { a, stride, b, bias, zero_fix, row_scales, col_scales, out: vec![0.0; m * s.n], out_u8: vec![0; m * s.n] }
     }
 }
 
@@ -242,9 +290,19 @@ impl Data {
 fn measure(k: &Kernels, arith: Arithmetic, s: &Shape, m: usize, d: &Data, clock: Clock, min: Duration) -> Row {
     let a = QuantizedA { data: &d.a[..m * d.stride], rows: m, stride: d.stride };
     // As the engine runs them: the FFN's first product ends in ReLU and requantization for the
-    // second; every other product dequantizes and adds its bias.
+    // second; every other product dequantizes and adds its bias; an LLM's products subtract the
+    // activations' +127 shift and scale per token and per weight row (`llm::linear`).
     let fused = s.name == "ffn-up";
-    let ep = Epilogue { zero_fix: None, scale: Scale::Uniform(1.3e-4), bias: Some(&d.bias), relu: fused };
+    let ep = if s.name.starts_with("llm-") {
+        Epilogue {
+            zero_fix: Some(&d.zero_fix),
+            scale: Scale::RowsColumns { rows: &d.row_scales[..m], cols: &d.col_scales },
+            bias: None,
+            relu: false,
+        }
+    } else {
+        Epilogue { zero_fix: None, scale: Scale::Uniform(1.3e-4), bias: Some(&d.bias), relu: fused }
+    };
     let mut out_f = d.out[..m * s.n].to_vec();
     let mut out_u = d.out_u8[..m * s.n].to_vec();
     let product = |reps: u64| {
@@ -304,12 +362,53 @@ mod tests {
     }
 
     #[test]
+    fn llm_shapes_are_the_fused_layer_products() {
+        let l = llm_shapes(&crate::llm::synthetic::llama_3_2_1b());
+        assert_eq!(
+            l.iter().map(|s| (s.name, s.k, s.n)).collect::<Vec<_>>(),
+            vec![
+                ("llm-qkv", 2048, 3072),
+                ("llm-o", 2048, 2048),
+                ("llm-gate-up", 2048, 16384),
+                ("llm-down", 8192, 2048)
+            ]
+        );
+        let q = llm_shapes(&crate::llm::synthetic::qwen2_5_1_5b());
+        assert_eq!((q[0].k, q[0].n, q[3].k), (1536, 1536 + 2 * 256, 8960));
+    }
+
+    #[test]
+    fn llm_products_are_measured_with_their_epilogue() {
+        let opts = Options {
+            isa: IsaChoice::One(Isa::Reference),
+            arithmetic: Some(Arithmetic::Exact),
+            m: vec![3],
+            dims: vec![],
+            llms: vec![crate::llm::synthetic::test_shape()],
+            shapes: vec!["llm-o".into(), "llm-down".into()],
+            min_time: Duration::from_millis(1),
+        };
+        let rows = run(&opts, &mut |_| {}).unwrap();
+        assert_eq!(
+            rows.iter().map(|r| (r.shape, r.k, r.n)).collect::<Vec<_>>(),
+            vec![("llm-o", 256, 256), ("llm-down", 768, 256)]
+        );
+        let one = measure_live(Arithmetic::Exact, &llm_shapes(&opts.llms[0])[0], 2, Duration::from_millis(1)).unwrap();
+        assert!(one.gmacs > 0.0 && one.m == 2 && one.n == 256 + 2 * 128);
+        assert!(matches!(
+            measure_live(Arithmetic::Exact, &llm_shapes(&opts.llms[0])[0], 0, Duration::ZERO),
+            Err(Error::NoRows)
+        ));
+    }
+
+    #[test]
     fn run_reports_one_row_per_job_with_peaks() {
         let opts = Options {
             isa: IsaChoice::One(Isa::Reference),
             arithmetic: None,
             m: vec![1, 2],
             dims: vec![256],
+            llms: vec![],
             shapes: vec!["attn-out".into()],
             min_time: Duration::from_millis(1),
         };

@@ -42,6 +42,12 @@ enum Mode {
         #[arg(long, env = "RESEAM_BENCH_GEMM_ROWS", value_name = "M", default_value_t = 256)]
         gemm_rows: usize,
 
+        /// Seconds of `bench-gemm`'s measurement of each of one layer's products (its
+        /// `--min-time`), the third figure the prefill is stated against: one thread, warm
+        /// bursts, times the threads.
+        #[arg(long, env = "RESEAM_BENCH_MIN_TIME", value_name = "SECONDS", default_value_t = 0.2)]
+        gemm_min_time: f64,
+
         /// Seed of the random weights.
         #[arg(long, env = "RESEAM_BENCH_SEED", default_value_t = 1)]
         seed: u64,
@@ -216,7 +222,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 )?;
             }
         }
-        Mode::Llm { shape, prefill_tokens, decode_tokens, gemm_rows, seed, common } => {
+        Mode::Llm { shape, prefill_tokens, decode_tokens, gemm_rows, gemm_min_time, seed, common } => {
             // The parser only lets listed names through.
             let spec = synthetic::shape(&shape).with_context(|| format!("unknown shape {shape}"))?;
             for (flag, v) in
@@ -226,6 +232,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     return Err(UsageError(format!("{flag} must be at least 1")).into());
                 }
             }
+            if !(gemm_min_time.is_finite() && gemm_min_time > 0.0) {
+                return Err(UsageError(format!(
+                    "--gemm-min-time {gemm_min_time} must be a positive number of seconds"
+                ))
+                .into());
+            }
             let opts = bench::Options {
                 shape_name: shape,
                 shape: spec,
@@ -234,6 +246,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 gemm_rows,
                 bandwidth_bytes: size(&common)?,
                 seed,
+                bench_gemm_time: std::time::Duration::from_secs_f64(gemm_min_time),
             };
             if let Some(n) = build_note() {
                 eprintln!("reseam: {n}");
@@ -283,6 +296,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 "         (GEMM: one pass over every layer's products; each product's best alone, {:.1} GMAC/s: prefill = {:.0}%)",
                 r.gemm_burst_gmacs,
                 100.0 * r.prefill_fraction_burst
+            )?;
+            writeln!(
+                out,
+                "         (bench-gemm --llm {} --m {}: {:.1} GMAC/s on one thread x {} threads = {:.1}: prefill = {:.0}%)",
+                r.shape,
+                r.gemm_rows,
+                r.bench_gemm_gmacs_per_thread,
+                r.threads,
+                r.threads as f64 * r.bench_gemm_gmacs_per_thread,
+                100.0 * r.prefill_fraction_bench_gemm
             )?;
         }
     }

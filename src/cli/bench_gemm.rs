@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use reseam::bench::gemm::{self, Event, IsaChoice, Options, SHAPE_NAMES};
+use reseam::llm::synthetic;
 use reseam_kernels::{Arithmetic, Isa};
 
 use super::UsageError;
@@ -33,12 +34,19 @@ pub struct Args {
     #[arg(long, env = "RESEAM_BENCH_M", value_delimiter = ',', default_value = "1,8,64,256", value_name = "M,...")]
     m: Vec<usize>,
 
-    /// Model widths whose shapes to measure (tiny 256, base-memory 384, base 512), comma-separated.
-    #[arg(long, env = "RESEAM_BENCH_DIMS", value_delimiter = ',', default_value = "256,384,512", value_name = "D,...")]
-    dims: Vec<usize>,
+    /// Translation-model widths whose shapes to measure (tiny 256, base-memory 384, base 512),
+    /// comma-separated. Default: 256,384,512, or none when --llm is given.
+    #[arg(long, env = "RESEAM_BENCH_DIMS", value_delimiter = ',', value_name = "D,...")]
+    dims: Option<Vec<usize>>,
+
+    /// Decoder LLMs whose layer products to measure (llm-qkv, llm-o, llm-gate-up, llm-down, as
+    /// reseam fuses them), comma-separated; `bench llm` states its prefill against these.
+    #[arg(long, env = "RESEAM_BENCH_LLM", value_delimiter = ',', value_parser = synthetic::SHAPES, value_name = "SHAPE,...")]
+    llm: Vec<String>,
 
     /// Only these shapes (comma-separated): attn-out (d×d), qkv (d×3d), ffn-up, ffn-down,
-    /// logits-shortlist (d×1200), logits-full (d×32000). Default: all.
+    /// logits-shortlist (d×1200), logits-full (d×32000); of an LLM, llm-qkv, llm-o,
+    /// llm-gate-up, llm-down. Default: all.
     #[arg(long, env = "RESEAM_BENCH_SHAPE", value_delimiter = ',', value_parser = SHAPE_NAMES, value_name = "NAME,...")]
     shape: Vec<String>,
 
@@ -80,7 +88,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             _ => None,
         },
         m: args.m,
-        dims: args.dims,
+        dims: args.dims.unwrap_or_else(|| if args.llm.is_empty() { vec![256, 384, 512] } else { Vec::new() }),
+        // The parser only lets listed names through.
+        llms: args.llm.iter().filter_map(|name| synthetic::shape(name)).collect(),
         shapes: args.shape,
         min_time: Duration::from_secs_f64(args.min_time),
     };

@@ -7,16 +7,20 @@
 //!   throughput of the same kernels at M rows over the model's own weights: one pass over every
 //!   layer's products, timed as a whole as the prefill is, so both sides see the same weights
 //!   coming from memory and the same sustained load (each product's best time alone, a short
-//!   burst, is reported too).
+//!   burst, is reported too); and against `bench-gemm`'s own figure for the same four shapes
+//!   (one thread, one warm matrix, the best of its runs) times the threads, the strictest
+//!   reading.
 
 use std::time::{Duration, Instant};
 
+use reseam_kernels::Arithmetic;
 use serde::Serialize;
 
 use super::decoder::LogitRows;
 use super::layers::DecoderSpec;
 use super::linear::{self, Int8Matrix, Precision};
 use super::{Error, Model, Result, synthetic};
+use crate::bench::gemm as gemm_bench;
 use crate::bench::memory::{self as membw, Bandwidth};
 
 /// What to measure.
@@ -29,6 +33,8 @@ pub struct Options {
     pub gemm_rows: usize,
     pub bandwidth_bytes: usize,
     pub seed: u64,
+    /// How long `bench-gemm`'s measurement of each layer product takes (its `--min-time`).
+    pub bench_gemm_time: Duration,
 }
 
 /// What was measured.
@@ -66,6 +72,11 @@ pub struct Report {
     pub prefill_fraction: f64,
     /// `prefill_gmacs / gemm_burst_gmacs`.
     pub prefill_fraction_burst: f64,
+    /// `bench-gemm --llm SHAPE --m GEMM_ROWS --arithmetic exact` on one thread: one layer's
+    /// multiply-accumulates over the sum of its four products' times, GMAC/s.
+    pub bench_gemm_gmacs_per_thread: f64,
+    /// `prefill_gmacs / (threads × bench_gemm_gmacs_per_thread)`.
+    pub prefill_fraction_bench_gemm: f64,
 }
 
 /// Repetitions of the GEMM and prefill measurements; the best is kept for both, so noise from
@@ -198,6 +209,15 @@ pub fn run(opts: &Options, log: &dyn Fn(&str)) -> Result<Report> {
     let (gemm_gmacs, gemm_burst_gmacs) = (gemm.gmacs(), gemm.burst_gmacs());
     drop(gemm);
 
+    log(&format!("bench-gemm's measurement of the layer's products at M={} (one thread)", opts.gemm_rows));
+    let mut layer_seconds = 0.0;
+    for shape in gemm_bench::llm_shapes(s) {
+        let row = gemm_bench::measure_live(Arithmetic::Exact, &shape, opts.gemm_rows, opts.bench_gemm_time)
+            .map_err(|e| Error::Kernels(e.to_string()))?;
+        layer_seconds += row.seconds;
+    }
+    let bench_gemm_gmacs_per_thread = (opts.gemm_rows * layer_macs(s)) as f64 / layer_seconds / 1e9;
+
     log(&format!("decode of {} tokens ({DECODE_RUNS} runs)", opts.decode_tokens));
     // The best of a few runs from the same point (the cache trimmed back to the prompt), as the
     // bandwidth it is stated against is the best of its passes.
@@ -216,11 +236,12 @@ pub fn run(opts: &Options, log: &dyn Fn(&str)) -> Result<Report> {
     let decode_tps = opts.decode_tokens as f64 / decode.as_secs_f64();
     let decode_bandwidth = bytes as f64 * decode_tps / 1e9;
     let prefill_gmacs = (opts.prefill_tokens * s.layers * layer_macs(s)) as f64 / prefill.as_secs_f64() / 1e9;
+    let threads = rayon::current_num_threads();
     Ok(Report {
         shape: opts.shape_name.clone(),
         parameters: parameters(s),
         kernel,
-        threads: rayon::current_num_threads(),
+        threads,
         optimized_build: !cfg!(debug_assertions),
         build_seconds,
         weight_bytes_per_token: bytes,
@@ -237,6 +258,8 @@ pub fn run(opts: &Options, log: &dyn Fn(&str)) -> Result<Report> {
         gemm_burst_gmacs,
         prefill_fraction: prefill_gmacs / gemm_gmacs,
         prefill_fraction_burst: prefill_gmacs / gemm_burst_gmacs,
+        bench_gemm_gmacs_per_thread,
+        prefill_fraction_bench_gemm: prefill_gmacs / (threads as f64 * bench_gemm_gmacs_per_thread),
         memory,
     })
 }
@@ -263,10 +286,14 @@ mod tests {
             gemm_rows: 4,
             bandwidth_bytes: 4 << 20,
             seed: 1,
+            bench_gemm_time: Duration::from_millis(1),
         };
         let r = run(&opts, &|_| {}).unwrap();
         assert!(r.decode_tokens_per_second > 0.0 && r.decode_fraction > 0.0);
         assert!(r.prefill_gmacs > 0.0 && r.gemm_gmacs > 0.0 && r.prefill_fraction > 0.0);
+        assert!(r.bench_gemm_gmacs_per_thread > 0.0 && r.prefill_fraction_bench_gemm > 0.0);
+        let want = r.prefill_gmacs / (r.threads as f64 * r.bench_gemm_gmacs_per_thread);
+        assert!((r.prefill_fraction_bench_gemm - want).abs() < 1e-9 * want);
         assert!(r.weight_bytes_per_token > 256 * 768 * 3);
     }
 }
