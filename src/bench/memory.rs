@@ -47,29 +47,51 @@ pub fn default_size() -> usize {
     largest_cache().map_or(1 << 30, |c| (8 * c).max(1 << 30))
 }
 
-/// Reads `bytes` bytes `passes` times on all threads of rayon's pool.
-pub fn measure(bytes: usize, passes: usize) -> Bandwidth {
-    let threads = rayon::current_num_threads().max(1);
-    // Filled (so every page is really there), never containing the byte searched for.
-    let buf = vec![0x55u8; bytes.max(threads * 4096)];
-    let chunk = buf.len().div_ceil(threads);
-    let mut rates = Vec::with_capacity(passes);
-    for _ in 0..passes.max(1) {
+/// A buffer much larger than the caches, read on all threads of rayon's pool, one pass at a time:
+/// `bench llm` takes a pass between its decode runs, so both see the machine in the same moments.
+pub struct Meter {
+    buf: Vec<u8>,
+    chunk: usize,
+    threads: usize,
+}
+
+impl Meter {
+    pub fn new(bytes: usize) -> Meter {
+        let threads = rayon::current_num_threads().max(1);
+        // Filled (so every page is really there), never containing the byte searched for.
+        let buf = vec![0x55u8; bytes.max(threads * 4096)];
+        let chunk = buf.len().div_ceil(threads);
+        Meter { buf, chunk, threads }
+    }
+
+    /// Reads the whole buffer once; GB/s.
+    pub fn pass(&self) -> f64 {
         let t = Instant::now();
-        let found = buf.par_chunks(chunk).filter(|c| memchr::memchr(0xAA, c).is_some()).count();
+        let found = self.buf.par_chunks(self.chunk).filter(|c| memchr::memchr(0xAA, c).is_some()).count();
         let secs = t.elapsed().as_secs_f64();
         std::hint::black_box(found);
-        rates.push(buf.len() as f64 / secs / 1e9);
+        self.buf.len() as f64 / secs / 1e9
     }
-    let mut sorted = rates.clone();
-    sorted.sort_by(f64::total_cmp);
-    Bandwidth {
-        buffer_bytes: buf.len(),
-        threads,
-        best: *sorted.last().unwrap_or(&0.0),
-        median: sorted[sorted.len() / 2],
-        passes: rates,
+
+    /// The passes' figures.
+    pub fn report(&self, passes: Vec<f64>) -> Bandwidth {
+        let mut sorted = passes.clone();
+        sorted.sort_by(f64::total_cmp);
+        Bandwidth {
+            buffer_bytes: self.buf.len(),
+            threads: self.threads,
+            best: *sorted.last().unwrap_or(&0.0),
+            median: sorted.get(sorted.len() / 2).copied().unwrap_or(0.0),
+            passes,
+        }
     }
+}
+
+/// Reads `bytes` bytes `passes` times on all threads of rayon's pool.
+pub fn measure(bytes: usize, passes: usize) -> Bandwidth {
+    let meter = Meter::new(bytes);
+    let rates = (0..passes.max(1)).map(|_| meter.pass()).collect();
+    meter.report(rates)
 }
 
 #[cfg(test)]

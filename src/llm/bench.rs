@@ -82,8 +82,9 @@ pub struct Report {
 /// Repetitions of the GEMM and prefill measurements; the best is kept for both, so noise from
 /// other work on the machine does not favour either side of the ratio.
 const RUNS: usize = 10;
-/// Runs of the decode measurement (each `decode_tokens` forwards); the best is kept.
-const DECODE_RUNS: usize = 3;
+/// Runs of the decode measurement (each `decode_tokens` forwards, after a bandwidth pass); the
+/// best of each is kept.
+const DECODE_RUNS: usize = 5;
 
 /// Multiply-accumulates of one token through one layer's products.
 fn layer_macs(s: &DecoderSpec) -> usize {
@@ -184,9 +185,6 @@ pub fn run(opts: &Options, log: &dyn Fn(&str)) -> Result<Report> {
     let model = Model::synthetic(s, Precision::Int8, opts.seed)?;
     let build_seconds = t.elapsed().as_secs_f64();
 
-    log(&format!("memory read bandwidth over {} MiB", opts.bandwidth_bytes >> 20));
-    let memory = membw::measure(opts.bandwidth_bytes, 5);
-
     // The GEMM and the prefill take turns, so a noisy neighbour on the machine slows both sides
     // of the ratio alike; the best of each is kept.
     log(&format!(
@@ -218,11 +216,19 @@ pub fn run(opts: &Options, log: &dyn Fn(&str)) -> Result<Report> {
     }
     let bench_gemm_gmacs_per_thread = (opts.gemm_rows * layer_macs(s)) as f64 / layer_seconds / 1e9;
 
-    log(&format!("decode of {} tokens ({DECODE_RUNS} runs)", opts.decode_tokens));
-    // The best of a few runs from the same point (the cache trimmed back to the prompt), as the
-    // bandwidth it is stated against is the best of its passes.
-    let (mut decode, first) = (Duration::MAX, next);
+    log(&format!(
+        "memory read bandwidth over {} MiB and decode of {} tokens, alternating ({DECODE_RUNS} runs)",
+        opts.bandwidth_bytes >> 20,
+        opts.decode_tokens
+    ));
+    // Bandwidth passes and decode runs take turns for the reason the GEMM and the prefill do:
+    // on a shared machine the bandwidth swings 2x within a minute, and a ratio of figures taken
+    // minutes apart says more about the neighbours than about the decode. Each decode run
+    // starts from the same point (the cache trimmed back to the prompt); the best of each side.
+    let meter = membw::Meter::new(opts.bandwidth_bytes);
+    let (mut decode, mut passes, first) = (Duration::MAX, Vec::with_capacity(DECODE_RUNS), next);
     for _ in 0..DECODE_RUNS {
+        passes.push(meter.pass());
         cache.truncate(opts.prefill_tokens);
         next = first;
         let t = Instant::now();
@@ -231,6 +237,8 @@ pub fn run(opts: &Options, log: &dyn Fn(&str)) -> Result<Report> {
         }
         decode = decode.min(t.elapsed());
     }
+    let memory = meter.report(passes);
+    drop(meter);
 
     let bytes = model.weight_bytes_per_token();
     let decode_tps = opts.decode_tokens as f64 / decode.as_secs_f64();
