@@ -23,8 +23,7 @@ use crate::widen::{self, Widened};
 use crate::ymm::BlockEp;
 
 pub(crate) const SATURATING: &str = "vpmaddubsw + vpmaddwd(ones) + vpaddd ymm";
-pub(crate) const EXACT: &str =
-    "int16 widening, vpmaddwd + vpaddd ymm; up to 4 rows: activations split at 127, 2 × vpmaddubsw";
+pub(crate) const EXACT: &str = "int16 widening, vpmaddwd + vpaddd ymm; up to 4 rows: activations split at 127, 2 × vpmaddubsw (one row: two column blocks at once)";
 
 /// Rows per saturating tile: 4 × 2 accumulators, 2 weight registers, the broadcast, the ones and
 /// two temporaries fit the 16 ymm registers.
@@ -97,12 +96,67 @@ unsafe fn tile_bytes<const R: usize, const SPLIT: bool>(p: &Part, i0: usize, nb:
     }
 }
 
+/// The exact product of one row with `S` column blocks at once (see [`gemm_exact`]): the steps
+/// of [`tile_bytes`]`::<1, true>` for each block, interleaved.
+///
+/// # Safety
+/// As [`tile_bytes`], for row `i0` and the blocks given.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn one_row_streams<const S: usize>(p: &Part, i0: usize, nbs: [usize; S]) {
+    let quads = p.b.k_padded() / 4;
+    let b: [*const u8; S] = std::array::from_fn(|s| p.block_bytes(nbs[s]));
+    let a = p.row_bytes(i0);
+    let ones = _mm256_set1_epi16(1);
+    let low = _mm256_set1_epi8(127);
+    let part = |x, y| _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), ones);
+    let mut acc = [[_mm256_setzero_si256(); 2]; S];
+    for g in 0..quads {
+        for bs in b {
+            _mm_prefetch::<_MM_HINT_T0>(bs.wrapping_add(g * QUAD + PREFETCH).cast());
+        }
+        // SAFETY: bytes `4g .. 4g + 4` of the row are below `k_padded`.
+        let av = _mm256_set1_epi32(unsafe { a.add(4 * g).cast::<i32>().read_unaligned() });
+        let a1 = _mm256_min_epu8(av, low);
+        let a2 = _mm256_sub_epi8(av, a1);
+        for (acc, bs) in acc.iter_mut().zip(b) {
+            // SAFETY: quad `g` is 64 bytes inside the block.
+            let (b0, b1) = unsafe {
+                (_mm256_loadu_si256(bs.add(g * QUAD).cast()), _mm256_loadu_si256(bs.add(g * QUAD + 32).cast()))
+            };
+            acc[0] = _mm256_add_epi32(acc[0], _mm256_add_epi32(part(a1, b0), part(a2, b0)));
+            acc[1] = _mm256_add_epi32(acc[1], _mm256_add_epi32(part(a1, b1), part(a2, b1)));
+        }
+    }
+    for (acc, nb) in acc.into_iter().zip(nbs) {
+        // SAFETY: block `nb` and row `i0` are in the part.
+        unsafe { BlockEp::new(p, nb).store(acc, i0, p.out) };
+    }
+}
+
 /// The exact product of one part.
 ///
 /// # Safety
 /// The CPU has AVX2; `p` satisfies [`Part`]'s invariants.
 #[target_feature(enable = "avx2")]
 pub(crate) unsafe fn gemm_exact(p: &Part) {
+    // One row (decode, memory-bound): the part's first half of blocks is walked beside its
+    // second half, two streams of weights in flight per core. One stream of this kernel got
+    // 81–90% of the read bandwidth of plain loads on an AMD EPYC (Zen 3) VM, two 86–95%.
+    // Each block's sum is formed with the same steps as alone.
+    if p.rows.len() == 1 {
+        let (start, n, i) = (p.blocks.start, p.blocks.len(), p.rows.start);
+        let half = n / 2;
+        for j in 0..half {
+            // SAFETY: both blocks lie inside the part; row `i` is the part's.
+            unsafe { one_row_streams::<2>(p, i, [start + j, start + n - half + j]) };
+        }
+        if n % 2 == 1 {
+            // SAFETY: as above, the middle block.
+            unsafe { tile_bytes::<1, true>(p, i, start + half) };
+        }
+        return;
+    }
     if (1..=ROWS_SAT).contains(&p.rows.len()) {
         for nb in p.blocks.clone() {
             let r = p.rows.len();
