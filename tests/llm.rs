@@ -254,6 +254,8 @@ fn bench_memory_and_llm_print_their_figures() {
         "prefill_fraction_burst",
         "bench_gemm_gmacs_per_thread",
         "prefill_fraction_bench_gemm",
+        "memory_sustained",
+        "decode_fraction_sustained",
     ] {
         assert!(v[k].as_f64().unwrap() > 0.0, "{k}: {out}");
     }

@@ -73,6 +73,19 @@ impl Meter {
         self.buf.len() as f64 / secs / 1e9
     }
 
+    /// Reads at least `bytes` (whole passes, one after another), timed as a whole; GB/s. A
+    /// sustained figure, for comparison with work that reads as many bytes for as long.
+    pub fn sustained(&self, bytes: usize) -> f64 {
+        let passes = bytes.div_ceil(self.buf.len()).max(1);
+        let t = Instant::now();
+        let found: usize = (0..passes)
+            .map(|_| self.buf.par_chunks(self.chunk).filter(|c| memchr::memchr(0xAA, c).is_some()).count())
+            .sum();
+        let secs = t.elapsed().as_secs_f64();
+        std::hint::black_box(found);
+        (passes * self.buf.len()) as f64 / secs / 1e9
+    }
+
     /// The passes' figures.
     pub fn report(&self, passes: Vec<f64>) -> Bandwidth {
         let mut sorted = passes.clone();
@@ -104,5 +117,7 @@ mod tests {
         assert_eq!(b.passes.len(), 3);
         assert!(b.best >= b.median && b.median > 0.0);
         assert!(b.buffer_bytes >= 8 << 20);
+        let m = Meter::new(4 << 20);
+        assert!(m.sustained(9 << 20) > 0.0 && m.pass() > 0.0);
     }
 }

@@ -282,6 +282,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             )?;
             writeln!(
                 out,
+                "         (memory read sustained over a decode run's {:.1} GB: {:.1} GB/s: decode = {:.0}%)",
+                (r.weight_bytes_per_token * r.decode_tokens) as f64 / 1e9,
+                r.memory_sustained,
+                100.0 * r.decode_fraction_sustained
+            )?;
+            writeln!(
+                out,
                 "prefill  {} tokens in {:.2} s = {:.1} tokens/s = {:.1} GMAC/s = {:.0}% of int8 GEMM at M={} ({:.1} GMAC/s)",
                 r.prefill_tokens,
                 r.prefill_seconds,

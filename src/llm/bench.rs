@@ -55,6 +55,11 @@ pub struct Report {
     pub decode_bandwidth: f64,
     /// `decode_bandwidth / memory.best`.
     pub decode_fraction: f64,
+    /// Read bandwidth sustained over as many bytes as a decode run reads (best of the rounds,
+    /// each timed as a whole), GB/s.
+    pub memory_sustained: f64,
+    /// `decode_bandwidth / memory_sustained`.
+    pub decode_fraction_sustained: f64,
     pub prefill_tokens: usize,
     /// The best of the runs.
     pub prefill_seconds: f64,
@@ -188,14 +193,24 @@ pub fn run(opts: &Options, log: &dyn Fn(&str)) -> Result<Report> {
     // The GEMM and the prefill take turns, so a noisy neighbour on the machine slows both sides
     // of the ratio alike; the best of each is kept.
     log(&format!(
-        "int8 GEMM at M={} over the model's layers and prefill of {} tokens, alternating ({RUNS} runs)",
+        "int8 GEMM at M={} over the model's layers (and bench-gemm's figure) and prefill of {} tokens, alternating ({RUNS} runs)",
         opts.gemm_rows, opts.prefill_tokens
     ));
     let mut gemm = GemmModel::new(&model, opts.gemm_rows, opts.seed)?;
     gemm.run()?; // warm-up
     let prompt: Vec<u32> = (0..opts.prefill_tokens).map(|i| ((i * 7919 + 13) % s.vocab) as u32).collect();
     let (mut prefill, mut cache, mut next) = (Duration::MAX, model.new_cache(), 0);
-    for _ in 0..RUNS {
+    // bench-gemm's figure is taken in three of the rounds too (each product's best is kept).
+    let shapes = gemm_bench::llm_shapes(s);
+    let mut bench_gemm = vec![f64::INFINITY; shapes.len()];
+    for run in 0..RUNS {
+        if [0, RUNS / 2, RUNS - 1].contains(&run) {
+            for (shape, best) in shapes.iter().zip(&mut bench_gemm) {
+                let row = gemm_bench::measure_live(Arithmetic::Exact, shape, opts.gemm_rows, opts.bench_gemm_time)
+                    .map_err(|e| Error::Kernels(e.to_string()))?;
+                *best = best.min(row.seconds);
+            }
+        }
         gemm.run()?;
         // As `speculate`'s baseline does between prompts: the cache is emptied, its memory kept.
         cache.clear();
@@ -207,13 +222,7 @@ pub fn run(opts: &Options, log: &dyn Fn(&str)) -> Result<Report> {
     let (gemm_gmacs, gemm_burst_gmacs) = (gemm.gmacs(), gemm.burst_gmacs());
     drop(gemm);
 
-    log(&format!("bench-gemm's measurement of the layer's products at M={} (one thread)", opts.gemm_rows));
-    let mut layer_seconds = 0.0;
-    for shape in gemm_bench::llm_shapes(s) {
-        let row = gemm_bench::measure_live(Arithmetic::Exact, &shape, opts.gemm_rows, opts.bench_gemm_time)
-            .map_err(|e| Error::Kernels(e.to_string()))?;
-        layer_seconds += row.seconds;
-    }
+    let layer_seconds: f64 = bench_gemm.iter().sum();
     let bench_gemm_gmacs_per_thread = (opts.gemm_rows * layer_macs(s)) as f64 / layer_seconds / 1e9;
 
     log(&format!(
@@ -221,14 +230,18 @@ pub fn run(opts: &Options, log: &dyn Fn(&str)) -> Result<Report> {
         opts.bandwidth_bytes >> 20,
         opts.decode_tokens
     ));
-    // Bandwidth passes and decode runs take turns for the reason the GEMM and the prefill do:
+    // Bandwidth passes (one short pass, and a read of as many bytes as a decode run reads) and
+    // decode runs take turns for the reason the GEMM and the prefill do:
     // on a shared machine the bandwidth swings 2x within a minute, and a ratio of figures taken
     // minutes apart says more about the neighbours than about the decode. Each decode run
     // starts from the same point (the cache trimmed back to the prompt); the best of each side.
     let meter = membw::Meter::new(opts.bandwidth_bytes);
     let (mut decode, mut passes, first) = (Duration::MAX, Vec::with_capacity(DECODE_RUNS), next);
+    let mut sustained = 0f64;
+    let bytes = model.weight_bytes_per_token();
     for _ in 0..DECODE_RUNS {
         passes.push(meter.pass());
+        sustained = sustained.max(meter.sustained(bytes * opts.decode_tokens));
         cache.truncate(opts.prefill_tokens);
         next = first;
         let t = Instant::now();
@@ -240,7 +253,6 @@ pub fn run(opts: &Options, log: &dyn Fn(&str)) -> Result<Report> {
     let memory = meter.report(passes);
     drop(meter);
 
-    let bytes = model.weight_bytes_per_token();
     let decode_tps = opts.decode_tokens as f64 / decode.as_secs_f64();
     let decode_bandwidth = bytes as f64 * decode_tps / 1e9;
     let prefill_gmacs = (opts.prefill_tokens * s.layers * layer_macs(s)) as f64 / prefill.as_secs_f64() / 1e9;
@@ -257,6 +269,8 @@ pub fn run(opts: &Options, log: &dyn Fn(&str)) -> Result<Report> {
         decode_tokens_per_second: decode_tps,
         decode_bandwidth,
         decode_fraction: decode_bandwidth / memory.best,
+        memory_sustained: sustained,
+        decode_fraction_sustained: decode_bandwidth / sustained,
         prefill_tokens: opts.prefill_tokens,
         prefill_seconds: prefill.as_secs_f64(),
         prefill_tokens_per_second: opts.prefill_tokens as f64 / prefill.as_secs_f64(),
