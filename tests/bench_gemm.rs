@@ -61,6 +61,15 @@ fn llm_shapes_replace_the_translation_widths() {
     // The test shape: hidden 256, 4 query heads and 2 KV heads of 64, intermediate 768.
     let want = [("llm-qkv", 256, 512), ("llm-o", 256, 256), ("llm-gate-up", 256, 1536), ("llm-down", 768, 256)];
     assert_eq!(got, want.map(|(s, k, n)| (s.to_string(), k, n)), "{text}");
+    // `bench llm --shape` names a model through RESEAM_BENCH_SHAPE; bench-gemm's product
+    // filter has its own variable, so one exported for the other breaks neither.
+    let mut c = t.cmd();
+    c.env("RESEAM_BENCH_SHAPE", "llama-3.2-1b").env("RESEAM_BENCH_GEMM_SHAPE", "llm-o");
+    c.args(["bench-gemm", "--json", "--llm", "test", "--arithmetic", "exact", "--m", "1", "--min-time", "0.002"]);
+    let out = t.run(c, b"");
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.lines().count() == 1 && text.contains("\"llm-o\""), "{text}");
     let bad = bench(&t, &["--llm", "gpt-5", "--min-time", "0.002"]);
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("llama-3.2-1b"), "{bad:?}");
