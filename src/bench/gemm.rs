@@ -57,18 +57,9 @@ pub const TRANSLATION_SHAPES: [&str; 6] = ["attn-out", "qkv", "ffn-up", "ffn-dow
 pub const LLM_SHAPES: [&str; 4] = ["llm-qkv", "llm-o", "llm-gate-up", "llm-down"];
 
 /// Every shape name (`--shape`).
-pub const SHAPE_NAMES: [&str; 10] = [
-    "attn-out",
-    "qkv",
-    "ffn-up",
-    "ffn-down",
-    "logits-shortlist",
-    "logits-full",
-    "llm-qkv",
-    "llm-o",
-    "llm-gate-up",
-    "llm-down",
-];
+pub fn shape_names() -> Vec<&'static str> {
+    TRANSLATION_SHAPES.iter().chain(&LLM_SHAPES).copied().collect()
+}
 
 /// The shapes of a Firefox Translations model of width `dim` (tiny 256, base-memory 384, base
 /// 512): the attention output projection, Q·K·V fused, the FFN, and the output layer over a
@@ -153,7 +144,7 @@ pub enum Error {
     Kernels(String),
     #[error("--m must list row counts of at least 1")]
     NoRows,
-    #[error("no shape matches --shape {0:?} (shapes: {names})", names = SHAPE_NAMES.join(", "))]
+    #[error("no shape matches --shape {0:?} (shapes: {names})", names = shape_names().join(", "))]
     NoShape(Vec<String>),
 }
 

@@ -4,7 +4,7 @@ use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
 use anyhow::Context;
-use reseam::bench::gemm::{self, Event, IsaChoice, Options, SHAPE_NAMES};
+use reseam::bench::gemm::{self, Event, IsaChoice, Options};
 use reseam::llm::synthetic;
 use reseam_kernels::{Arithmetic, Isa};
 
@@ -47,7 +47,7 @@ pub struct Args {
     /// Only these shapes (comma-separated): attn-out (d×d), qkv (d×3d), ffn-up, ffn-down,
     /// logits-shortlist (d×1200), logits-full (d×32000); of an LLM, llm-qkv, llm-o,
     /// llm-gate-up, llm-down. Default: all.
-    #[arg(long, env = "RESEAM_BENCH_GEMM_SHAPE", value_delimiter = ',', value_parser = SHAPE_NAMES, value_name = "NAME,...")]
+    #[arg(long, env = "RESEAM_BENCH_GEMM_SHAPE", value_delimiter = ',', value_parser = clap::builder::PossibleValuesParser::new(gemm::shape_names()), value_name = "NAME,...")]
     shape: Vec<String>,
 
     /// Seconds to spend on each measurement (the best of three runs is kept).
