@@ -91,10 +91,10 @@ const RUNS: usize = 10;
 /// best of each is kept.
 const DECODE_RUNS: usize = 5;
 
-/// Multiply-accumulates of one token through one layer's products.
+/// Multiply-accumulates of one token through one layer's products (the shapes `bench-gemm
+/// --llm` measures, so both figures count the same work).
 fn layer_macs(s: &DecoderSpec) -> usize {
-    let (h, qd, kvd, i) = (s.hidden, s.q_dim(), s.kv_dim(), s.intermediate);
-    h * (qd + 2 * kvd) + qd * h + h * 2 * i + i * h
+    gemm_bench::llm_shapes(s).iter().map(|p| p.k * p.n).sum()
 }
 
 fn parameters(s: &DecoderSpec) -> usize {
