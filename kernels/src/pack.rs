@@ -159,7 +159,9 @@ impl PackedB {
     /// Wraps bytes that are already packed (e.g. a region of a memory-mapped file written from
     /// [`PackedB::as_bytes`]). Fails if the region has the wrong length. Any `start` works; one
     /// on a 64-byte boundary of a page-aligned map keeps the kernels' loads whole (see
-    /// [`AlignedBytes`]).
+    /// [`AlignedBytes`]). `col_sums` must be the bytes' column sums, as [`PackedB::col_sums`]
+    /// gave them when the bytes were written: the one-row AVX2 kernel forms its exact products
+    /// from them.
     pub fn from_shared(
         owner: Arc<dyn AsRef<[u8]> + Send + Sync>,
         start: usize,

@@ -35,11 +35,14 @@ impl Rng {
 }
 
 /// How values are drawn: spread evenly, or piled at the extremes so that `maddubs` pairs
-/// saturate often.
+/// saturate often; either with activations below 255 (as quantization makes them, and as the
+/// one-row AVX2 kernel's one-multiply form needs) or reaching it.
 #[derive(Clone, Copy, Debug)]
 enum Values {
     Uniform,
     Extremes,
+    UniformBelow255,
+    ExtremesBelow255,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -83,8 +86,8 @@ impl Case {
         let mut rng = Rng(self.seed | 1);
         let bt: Vec<i8> = (0..self.k * self.n)
             .map(|_| match self.values {
-                Values::Uniform => rng.next() as i8,
-                Values::Extremes => [127, -128, -127, 126, 0, 1][rng.below(6) as usize],
+                Values::Uniform | Values::UniformBelow255 => rng.next() as i8,
+                Values::Extremes | Values::ExtremesBelow255 => [127, -128, -127, 126, 0, 1][rng.below(6) as usize],
             })
             .collect();
         let b = PackedB::from_transposed(&bt, self.k, self.n);
@@ -94,6 +97,8 @@ impl Case {
             .map(|_| match self.values {
                 Values::Uniform => rng.next() as u8,
                 Values::Extremes => [255, 254, 253, 0, 1, 127][rng.below(6) as usize],
+                Values::UniformBelow255 => rng.below(255) as u8,
+                Values::ExtremesBelow255 => [254, 253, 0, 1, 127, 128][rng.below(6) as usize],
             })
             .collect();
         let zero_fix = (0..self.n).map(|j| b.col_sums()[j].wrapping_mul(127) ^ (rng.below(3) as i32)).collect();
@@ -252,7 +257,12 @@ fn case(
     n: impl Strategy<Value = usize>,
 ) -> impl Strategy<Value = Case> {
     let scale = prop_oneof![Just(ScaleKind::Uniform), Just(ScaleKind::Columns), Just(ScaleKind::RowsColumns)];
-    let values = prop_oneof![Just(Values::Uniform), Just(Values::Extremes)];
+    let values = prop_oneof![
+        Just(Values::Uniform),
+        Just(Values::Extremes),
+        Just(Values::UniformBelow255),
+        Just(Values::ExtremesBelow255)
+    ];
     (m, k, n, 0..3usize, 0..3usize, values, any::<[bool; 4]>(), scale, any::<bool>(), any::<u64>()).prop_map(
         |(m, k, n, a_pad, out_pad, values, [zero_fix, bias, relu, u8_out], scale, _, seed)| Case {
             m,
@@ -287,6 +297,13 @@ proptest! {
     ) {
         check_case(&c)?;
     }
+
+    /// One row (decode) over up to 25 column blocks: every way of dealing them to streams,
+    /// with blocks left over, whole, in regions and split.
+    #[test]
+    fn kernels_equal_reference_on_one_row(c in case(Just(1usize), 1..=300usize, 1..=400usize)) {
+        check_case(&c)?;
+    }
 }
 
 /// Whole model shapes, once each, with every epilogue switched on in turn.
@@ -301,7 +318,7 @@ fn kernels_equal_reference_on_model_shapes() {
             n,
             a_pad: 0,
             out_pad: 0,
-            values: if t % 2 == 0 { Values::Uniform } else { Values::Extremes },
+            values: [Values::Uniform, Values::Extremes, Values::UniformBelow255, Values::ExtremesBelow255][t % 4],
             zero_fix: t % 2 == 1,
             scale: [ScaleKind::Uniform, ScaleKind::Columns, ScaleKind::RowsColumns][t % 3],
             bias: t % 3 != 1,
