@@ -267,25 +267,21 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             )?;
             writeln!(
                 out,
-                "memory   {:.1} GB/s read (best of {} passes over {} MiB)",
+                "memory   {:.1} GB/s read in turns with the decode ({:.3} GB before each token); {:.1} GB/s best of {} passes over {} MiB",
+                r.memory_sustained,
+                r.weight_bytes_per_token as f64 / 1e9,
                 r.memory.best,
                 r.memory.passes.len(),
                 r.memory.buffer_bytes >> 20
             )?;
             writeln!(
                 out,
-                "decode   {:.2} tokens/s x {:.3} GB of weights/token = {:.1} GB/s = {:.0}% of memory bandwidth",
+                "decode   {:.2} tokens/s x {:.3} GB of weights/token = {:.1} GB/s = {:.0}% of the read in turns with it, {:.0}% of the best pass",
                 r.decode_tokens_per_second,
                 r.weight_bytes_per_token as f64 / 1e9,
                 r.decode_bandwidth,
+                100.0 * r.decode_fraction_sustained,
                 100.0 * r.decode_fraction
-            )?;
-            writeln!(
-                out,
-                "         (memory read sustained over a decode run's {:.1} GB: {:.1} GB/s: decode = {:.0}%)",
-                (r.weight_bytes_per_token * r.decode_tokens) as f64 / 1e9,
-                r.memory_sustained,
-                100.0 * r.decode_fraction_sustained
             )?;
             writeln!(
                 out,

@@ -55,8 +55,8 @@ pub struct Report {
     pub decode_bandwidth: f64,
     /// `decode_bandwidth / memory.best`.
     pub decode_fraction: f64,
-    /// Read bandwidth sustained over as many bytes as a decode run reads (best of the rounds,
-    /// each timed as a whole), GB/s.
+    /// Read bandwidth over as many bytes as a decode run reads, read in turns with it: one
+    /// token's weight bytes just before each token (best of the runs), GB/s.
     pub memory_sustained: f64,
     /// `decode_bandwidth / memory_sustained`.
     pub decode_fraction_sustained: f64,
@@ -230,25 +230,29 @@ pub fn run(opts: &Options, log: &dyn Fn(&str)) -> Result<Report> {
         opts.bandwidth_bytes >> 20,
         opts.decode_tokens
     ));
-    // Bandwidth passes (one short pass, and a read of as many bytes as a decode run reads) and
-    // decode runs take turns for the reason the GEMM and the prefill do:
-    // on a shared machine the bandwidth swings 2x within a minute, and a ratio of figures taken
-    // minutes apart says more about the neighbours than about the decode. Each decode run
-    // starts from the same point (the cache trimmed back to the prompt); the best of each side.
+    // Bandwidth and decode take turns for the reason the GEMM and the prefill do: on a shared
+    // machine the bandwidth swings 2x within a minute, and a ratio of figures taken minutes
+    // apart says more about the neighbours than about the decode. A short pass before each run,
+    // and before each token a read of as many bytes as the token reads, so the sustained read
+    // and the decode see the same seconds. Each decode run starts from the same point (the
+    // cache trimmed back to the prompt); the best of each side.
     let meter = membw::Meter::new(opts.bandwidth_bytes);
     let (mut decode, mut passes, first) = (Duration::MAX, Vec::with_capacity(DECODE_RUNS), next);
     let mut sustained = 0f64;
     let bytes = model.weight_bytes_per_token();
     for _ in 0..DECODE_RUNS {
         passes.push(meter.pass());
-        sustained = sustained.max(meter.sustained(bytes * opts.decode_tokens));
         cache.truncate(opts.prefill_tokens);
         next = first;
-        let t = Instant::now();
+        let (mut reading, mut decoding) = (Duration::ZERO, Duration::ZERO);
         for _ in 0..opts.decode_tokens {
+            reading += meter.read(bytes);
+            let t = Instant::now();
             next = model.forward(&mut cache, &[next], LogitRows::Last)?.argmax(0);
+            decoding += t.elapsed();
         }
-        decode = decode.min(t.elapsed());
+        sustained = sustained.max((bytes * opts.decode_tokens) as f64 / reading.as_secs_f64() / 1e9);
+        decode = decode.min(decoding);
     }
     let memory = meter.report(passes);
     drop(meter);
