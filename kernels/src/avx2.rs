@@ -27,7 +27,7 @@ use crate::widen::{self, Widened};
 use crate::ymm::BlockEp;
 
 pub(crate) const SATURATING: &str = "vpmaddubsw + vpmaddwd(ones) + vpaddd ymm";
-pub(crate) const EXACT: &str = "int16 widening, vpmaddwd + vpaddd ymm; up to 4 rows: activations split at 127, 2 × vpmaddubsw (one row: four column blocks at once; below 255, 1 × vpmaddubsw of |b| and sign(a − 127, b))";
+pub(crate) const EXACT: &str = "int16 widening, vpmaddwd + vpaddd ymm; up to 4 rows: activations split at 127, 2 × vpmaddubsw (one row: four column blocks at once, and below 255 1 × vpmaddubsw of |b| and sign(a − 127, b))";
 
 /// Rows per saturating tile: 4 × 2 accumulators, 2 weight registers, the broadcast, the ones and
 /// two temporaries fit the 16 ymm registers.
@@ -102,14 +102,21 @@ unsafe fn tile_bytes<const R: usize, const SPLIT: bool>(p: &Part, i0: usize, nb:
     }
 }
 
-/// The exact product of one row with `S` column blocks at once (see [`gemm_exact`]): the steps
-/// of [`tile_bytes`]`::<1, true>` for each block, interleaved.
+/// The exact product of one row with `S` column blocks at once (see [`gemm_exact`]), each
+/// block's sum formed with the same steps as alone. Split (`SIGNED = false`): the steps of
+/// [`tile_bytes`]`::<1, true>`. Signed, for a row whose bytes are all below 255:
+/// `vpmaddubsw(|b|, sign(a − 127, b))` forms `(a − 127)·b` in one multiply per byte pair
+/// (|b| ≤ 128 and |a − 127| ≤ 127, so a pair sums to at most 32 512 and cannot saturate), and
+/// `127·Σb` from the block's column sums gives back `Σ a·b` — the same int32 as the split
+/// form, in half its multiplies.
 ///
 /// # Safety
-/// As [`tile_bytes`], for row `i0` and the blocks given.
+/// As [`tile_bytes`], for row `i0` and the blocks given; if `SIGNED`, the row's first `k`
+/// bytes are at most 254 (its padding meets zero weights, which `sign` turns to zero whatever
+/// it holds).
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn one_row_streams<const S: usize>(p: &Part, i0: usize, nbs: [usize; S]) {
+unsafe fn one_row<const S: usize, const SIGNED: bool>(p: &Part, i0: usize, nbs: [usize; S]) {
     let quads = p.b.k_padded() / 4;
     let b: [*const u8; S] = std::array::from_fn(|s| p.block_bytes(nbs[s]));
     let a = p.row_bytes(i0);
@@ -123,71 +130,58 @@ unsafe fn one_row_streams<const S: usize>(p: &Part, i0: usize, nbs: [usize; S]) 
         }
         // SAFETY: bytes `4g .. 4g + 4` of the row are below `k_padded`.
         let av = _mm256_set1_epi32(unsafe { a.add(4 * g).cast::<i32>().read_unaligned() });
-        let a1 = _mm256_min_epu8(av, low);
+        // Signed: `a1` is `a − 127`; split: `a1 = min(a, 127)`, `a2 = a − a1`.
+        let a1 = if SIGNED { _mm256_sub_epi8(av, low) } else { _mm256_min_epu8(av, low) };
         let a2 = _mm256_sub_epi8(av, a1);
+        let sum = |w| {
+            if SIGNED {
+                part(_mm256_abs_epi8(w), _mm256_sign_epi8(a1, w))
+            } else {
+                _mm256_add_epi32(part(a1, w), part(a2, w))
+            }
+        };
         for (acc, bs) in acc.iter_mut().zip(b) {
             // SAFETY: quad `g` is 64 bytes inside the block.
             let (b0, b1) = unsafe {
                 (_mm256_loadu_si256(bs.add(g * QUAD).cast()), _mm256_loadu_si256(bs.add(g * QUAD + 32).cast()))
             };
-            acc[0] = _mm256_add_epi32(acc[0], _mm256_add_epi32(part(a1, b0), part(a2, b0)));
-            acc[1] = _mm256_add_epi32(acc[1], _mm256_add_epi32(part(a1, b1), part(a2, b1)));
+            acc[0] = _mm256_add_epi32(acc[0], sum(b0));
+            acc[1] = _mm256_add_epi32(acc[1], sum(b1));
         }
     }
-    for (acc, nb) in acc.into_iter().zip(nbs) {
+    for (mut acc, nb) in acc.into_iter().zip(nbs) {
+        if SIGNED {
+            let mut back = [0i32; N_BLOCK];
+            for (x, s) in back.iter_mut().zip(p.b.col_sums().get(nb * N_BLOCK..).unwrap_or_default()) {
+                *x = s.wrapping_mul(127);
+            }
+            for (half, back) in acc.iter_mut().zip(back.chunks_exact(8)) {
+                // SAFETY: `back` holds 8 int32.
+                *half = _mm256_add_epi32(*half, unsafe { _mm256_loadu_si256(back.as_ptr().cast()) });
+            }
+        }
         // SAFETY: block `nb` and row `i0` are in the part.
         unsafe { BlockEp::new(p, nb).store(acc, i0, p.out) };
     }
 }
 
-/// The exact product of one row with `S` column blocks at once, for a row whose activation
-/// bytes are all below 255: `vpmaddubsw(|b|, sign(a − 127, b))` forms `(a − 127)·b` in one
-/// multiply per byte pair (|b| ≤ 128 and |a − 127| ≤ 127, so a pair sums to at most 32 512 and
-/// cannot saturate), and `127·Σb` from the block's column sums gives back `Σ a·b` — the same
-/// int32 the split kernel forms, in two fewer multiplies per weight register.
+/// One row's blocks dealt to [`STREAMS`] streams, each walking its own quarter; the blocks left
+/// over one at a time.
 ///
 /// # Safety
-/// As [`tile_bytes`], for row `i0` and the blocks given, and the row's first `k` bytes are at
-/// most 254 (its padding meets zero weights, which `sign` turns to zero whatever it holds).
+/// As [`one_row`], for row `i` of the part and all of its blocks.
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn one_row_signed<const S: usize>(p: &Part, i0: usize, nbs: [usize; S]) {
-    let quads = p.b.k_padded() / 4;
-    let b: [*const u8; S] = std::array::from_fn(|s| p.block_bytes(nbs[s]));
-    let a = p.row_bytes(i0);
-    let ones = _mm256_set1_epi16(1);
-    let zero = _mm256_set1_epi8(127);
-    let mut acc = [[_mm256_setzero_si256(); 2]; S];
-    for g in 0..quads {
-        for bs in b {
-            _mm_prefetch::<_MM_HINT_T0>(bs.wrapping_add(g * QUAD + PREFETCH).cast());
-        }
-        // SAFETY: bytes `4g .. 4g + 4` of the row are below `k_padded`.
-        let av = _mm256_set1_epi32(unsafe { a.add(4 * g).cast::<i32>().read_unaligned() });
-        let centred = _mm256_sub_epi8(av, zero);
-        let part = |w| _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(centred, w)), ones);
-        for (acc, bs) in acc.iter_mut().zip(b) {
-            // SAFETY: quad `g` is 64 bytes inside the block.
-            let (b0, b1) = unsafe {
-                (_mm256_loadu_si256(bs.add(g * QUAD).cast()), _mm256_loadu_si256(bs.add(g * QUAD + 32).cast()))
-            };
-            acc[0] = _mm256_add_epi32(acc[0], part(b0));
-            acc[1] = _mm256_add_epi32(acc[1], part(b1));
-        }
+unsafe fn one_row_part<const SIGNED: bool>(p: &Part, i: usize) {
+    let (start, n) = (p.blocks.start, p.blocks.len());
+    let q = n / STREAMS;
+    for j in 0..q {
+        // SAFETY: the blocks lie inside the part (caller).
+        unsafe { one_row::<STREAMS, SIGNED>(p, i, std::array::from_fn(|s| start + s * q + j)) };
     }
-    let sums = p.b.col_sums();
-    for (acc, nb) in acc.into_iter().zip(nbs) {
-        let j0 = nb * N_BLOCK;
-        let mut back = [0i32; N_BLOCK];
-        for (x, s) in back.iter_mut().zip(sums.get(j0..).unwrap_or_default()) {
-            *x = s.wrapping_mul(127);
-        }
-        // SAFETY: `back` is 16 int32.
-        let back =
-            unsafe { [_mm256_loadu_si256(back.as_ptr().cast()), _mm256_loadu_si256(back.as_ptr().add(8).cast())] };
-        let acc = [_mm256_add_epi32(acc[0], back[0]), _mm256_add_epi32(acc[1], back[1])];
-        // SAFETY: block `nb` and row `i0` are in the part.
-        unsafe { BlockEp::new(p, nb).store(acc, i0, p.out) };
+    for nb in start + STREAMS * q..start + n {
+        // SAFETY: as above.
+        unsafe { one_row::<1, SIGNED>(p, i, [nb]) };
     }
 }
 
@@ -197,37 +191,16 @@ unsafe fn one_row_signed<const S: usize>(p: &Part, i0: usize, nbs: [usize; S]) {
 /// The CPU has AVX2; `p` satisfies [`Part`]'s invariants.
 #[target_feature(enable = "avx2")]
 pub(crate) unsafe fn gemm_exact(p: &Part) {
-    // One row (decode, memory-bound): several streams of weights in flight per core. Blocks
-    // are dealt to STREAMS streams, each walking its own quarter of the part's blocks. Rows
-    // whose bytes stay below 255 (a quantized LLM's activations always do) take the
-    // one-multiply form. On an AMD EPYC (Zen 3) VM, a scratch loop over 1.3 GB alternating the
-    // variants 20 times on two threads:
-    // one-multiply 4 streams 19.0 GB/s, 2 streams 17.9; split 4 streams 18.5, 2 streams 17.6;
-    // plain loads 4 streams 18.5, memchr 16.2.
+    // One row (decode, memory-bound): four streams of weights in flight per core, and rows
+    // whose bytes stay below 255 (every quantized activation) take the one-multiply form. On an
+    // AMD EPYC (Zen 3) VM, a scratch loop over 1.3 GB alternating the variants 20 times on two
+    // threads: one-multiply 4 streams 19.0 GB/s, 2 streams 17.9; split 4 streams 18.5, 2
+    // streams 17.6; plain loads 4 streams 18.5, memchr 16.2.
     if p.rows.len() == 1 {
-        let (start, n, i) = (p.blocks.start, p.blocks.len(), p.rows.start);
+        let i = p.rows.start;
         let row = &p.a.data[i * p.a.stride..i * p.a.stride + p.b.k()];
-        if !row.contains(&255) {
-            let q = n / STREAMS;
-            for j in 0..q {
-                // SAFETY: the blocks lie inside the part, row `i` is the part's and below 255.
-                unsafe { one_row_signed::<STREAMS>(p, i, std::array::from_fn(|s| start + s * q + j)) };
-            }
-            for nb in start + STREAMS * q..start + n {
-                // SAFETY: as above, the blocks left over.
-                unsafe { one_row_signed::<1>(p, i, [nb]) };
-            }
-            return;
-        }
-        let half = n / 2;
-        for j in 0..half {
-            // SAFETY: both blocks lie inside the part; row `i` is the part's.
-            unsafe { one_row_streams::<2>(p, i, [start + j, start + n - half + j]) };
-        }
-        if n % 2 == 1 {
-            // SAFETY: as above, the middle block.
-            unsafe { tile_bytes::<1, true>(p, i, start + half) };
-        }
+        // SAFETY: row `i` is the part's, and the signed form only gets a row below 255.
+        unsafe { if row.contains(&255) { one_row_part::<false>(p, i) } else { one_row_part::<true>(p, i) } }
         return;
     }
     if (1..=ROWS_SAT).contains(&p.rows.len()) {
