@@ -306,8 +306,9 @@ impl Decoder {
         // which is harmless, as those positions count as empty until written again.
         // The forward runs on one of rayon's workers, which then takes its share of every
         // product's tasks and waits for the others by spinning, not a sleeping caller woken
-        // after each product (65 per token at Llama-3.2-1B's shape). One decode token as the
-        // read bandwidth's share on the AMD EPYC VM, five runs alternating: 94.2% → 97.3%.
+        // after each product (65 per token at Llama-3.2-1B's shape). Decode as a share of the
+        // read bandwidth taken in turns with it, AMD EPYC VM, five runs of each alternating:
+        // 94.2% → 97.3% on average.
         let logits = rayon::scope(|_| self.run(cache, tokens, keep))?;
         cache.len = past + tokens.len();
         Ok(logits)
