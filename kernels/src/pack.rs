@@ -200,6 +200,11 @@ impl PackedB {
     pub fn col_sums(&self) -> &[i32] {
         &self.col_sums
     }
+    /// `127 · Σ_k B[k][j]` for every column: the epilogue's `zero_fix` for activations from
+    /// [`crate::Kernels::quantize`], which shifts them by +127.
+    pub fn zero_fix(&self) -> Vec<i32> {
+        self.col_sums.iter().map(|s| s.wrapping_mul(127)).collect()
+    }
     /// The packed bytes (i8 values stored as u8), in the layout drawn above.
     pub fn as_bytes(&self) -> &[u8] {
         self.storage.bytes()

@@ -269,7 +269,7 @@ impl Data {
         let mut a = AlignedBytes::zeroed(m * stride);
         a.iter_mut().for_each(|x| *x = (next() % 255) as u8);
         let bias = (0..s.n).map(|j| (j % 17) as f32 * 0.25 - 2.0).collect();
-        let zero_fix = b.col_sums().iter().map(|c| c.wrapping_mul(127)).collect();
+        let zero_fix = b.zero_fix();
         let row_scales = (0..m).map(|i| 1e-2 + (i % 7) as f32 * 1e-3).collect();
         let col_scales = (0..s.n).map(|j| 1e-3 + (j % 11) as f32 * 1e-4).collect();
         Data { a, stride, b, bias, zero_fix, row_scales, col_scales, out: vec![0.0; m * s.n], out_u8: vec![0; m * s.n] }

@@ -111,7 +111,7 @@ impl Int8Matrix {
     }
 
     fn assemble(k: usize, n: usize, packed: PackedB, scales: Vec<f32>) -> Int8Matrix {
-        let zero_fix = packed.col_sums().iter().map(|s| s.wrapping_mul(127)).collect();
+        let zero_fix = packed.zero_fix();
         Int8Matrix { k, n, packed, scales, zero_fix }
     }
 
