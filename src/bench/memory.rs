@@ -90,13 +90,7 @@ impl Meter {
 
     /// Reads the whole buffer once; GB/s.
     pub fn pass(&self) -> f64 {
-        self.sustained(self.buf.len())
-    }
-
-    /// Reads `bytes` (whole passes, then the start of the buffer), timed as a whole; GB/s. A
-    /// sustained figure, for comparison with work that reads as many bytes for as long.
-    pub fn sustained(&self, bytes: usize) -> f64 {
-        bytes as f64 / self.read(bytes).as_secs_f64() / 1e9
+        self.buf.len() as f64 / self.read(self.buf.len()).as_secs_f64() / 1e9
     }
 
     /// The time of reading `bytes` (whole passes, then the start of the buffer) on every thread.
@@ -159,6 +153,6 @@ mod tests {
         assert!(b.best >= b.median && b.median > 0.0);
         assert!(b.buffer_bytes >= 8 << 20);
         let m = Meter::new(4 << 20);
-        assert!(m.sustained(9 << 20) > 0.0 && m.pass() > 0.0 && m.read(1 << 20) > Duration::ZERO);
+        assert!(m.read(9 << 20) > Duration::ZERO && m.pass() > 0.0 && m.read(1 << 20) > Duration::ZERO);
     }
 }
