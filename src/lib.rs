@@ -14,11 +14,9 @@
 //! bandwidth).
 
 pub mod bench;
-pub mod decode;
 pub mod fetch;
-pub mod layers;
 pub mod llm;
-pub mod model;
+pub mod marian;
 pub mod pack;
 pub mod paths;
 pub mod speculate;

@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use reseam::decode::{Decoder, SearchOptions};
-use reseam::model::marian::WeightFormat;
-use reseam::model::{Model, ModelError, ModelFiles, VocabFiles, find, marian_from_bytes};
+use reseam::marian::search::{Decoder, SearchOptions};
+use reseam::marian::transformer::WeightFormat;
+use reseam::marian::{Model, ModelError, ModelFiles, VocabFiles, find, marian_from_bytes};
 use reseam_kernels::{Arithmetic, Kernels};
 
 use crate::common::fixtures;
@@ -109,7 +109,7 @@ fn a_sentence_translates_the_same_alone_and_in_a_batch_of_64() {
 #[test]
 fn output_layer_requantization_gives_back_the_file_int8() {
     let bytes = std::fs::read(esen().join("model.esen.intgemm.alphas.bin")).unwrap();
-    let items = reseam::model::binary::parse(&bytes).unwrap();
+    let items = reseam::marian::binary::parse(&bytes).unwrap();
     let wemb = items.iter().find(|i| i.name == "Wemb").unwrap();
     let (q, _) = wemb.intgemm8().unwrap();
     let m = marian_from_bytes(&bytes, Path::new("model.bin")).unwrap();
@@ -167,7 +167,7 @@ fn broken_model_files_are_errors() {
 #[test]
 fn broken_model_yml_is_named() {
     let bytes = std::fs::read(esen().join("model.esen.float32.bin")).unwrap();
-    let items = reseam::model::binary::parse(&bytes).unwrap();
+    let items = reseam::marian::binary::parse(&bytes).unwrap();
     let yml_at = items.iter().position(|i| i.name == "special:model.yml").unwrap();
     let text = String::from_utf8_lossy(&items[yml_at].data).trim_end_matches('\0').to_string();
     let cases = [
@@ -186,7 +186,7 @@ fn broken_model_yml_is_named() {
         new.push(0);
         items[yml_at].shape = vec![new.len()];
         items[yml_at].data = new.into();
-        let out = reseam::model::binary::write(&items);
+        let out = reseam::marian::binary::write(&items);
         let e = marian_from_bytes(&out, Path::new("m.bin")).err().map(|e| e.to_string());
         assert!(e.as_deref().is_some_and(|e| e.contains(want) && e.contains("m.bin")), "{to:?}: {e:?}");
     }
@@ -268,20 +268,20 @@ fn npz_and_int8_without_multipliers() {
     let float = Model::load(&files("model.esen.float32.bin", false), false).unwrap();
     let want = Decoder::new(&float, kernels(), Arithmetic::Exact, false).translate(&src, &opts).unwrap();
     let bytes = std::fs::read(esen().join("model.esen.float32.bin")).unwrap();
-    let items = reseam::model::binary::parse(&bytes).unwrap();
-    std::fs::write(dir.path().join("model.esen.npz"), reseam::model::npz::write(&items)).unwrap();
+    let items = reseam::marian::binary::parse(&bytes).unwrap();
+    std::fs::write(dir.path().join("model.esen.npz"), reseam::marian::npz::write(&items)).unwrap();
     let npz = Model::load(&find(dir.path(), "es", "en", None).unwrap(), false).unwrap();
     assert_eq!(npz.marian.format, WeightFormat::Float32);
     let got = Decoder::new(&npz, kernels(), Arithmetic::Exact, false).translate(&src, &opts).unwrap();
     assert_eq!(got, want);
 
     let bytes = std::fs::read(esen().join("model.esen.intgemm.alphas.bin")).unwrap();
-    let items: Vec<_> = reseam::model::binary::parse(&bytes)
+    let items: Vec<_> = reseam::marian::binary::parse(&bytes)
         .unwrap()
         .into_iter()
         .filter(|i| !i.name.ends_with("_QuantMultA"))
         .collect();
-    std::fs::write(dir.path().join("model.esen.intgemm8.bin"), reseam::model::binary::write(&items)).unwrap();
+    std::fs::write(dir.path().join("model.esen.intgemm8.bin"), reseam::marian::binary::write(&items)).unwrap();
     let f = find(dir.path(), "es", "en", None).unwrap();
     assert!(f.model.ends_with("model.esen.intgemm8.bin"), "int8 is preferred over float: {f:?}");
     let dynamic = Model::load(&f, false).unwrap();

@@ -3,9 +3,9 @@
 
 use std::process::Output;
 
-use reseam::decode::choose;
-use reseam::model::Model;
-use reseam::model::marian::{Runtime, StepInput, Workspace};
+use reseam::marian::Model;
+use reseam::marian::search::choose;
+use reseam::marian::transformer::{Runtime, StepInput, Workspace};
 use reseam_kernels::Arithmetic;
 
 use crate::common::TestDir;
@@ -71,7 +71,7 @@ pub fn explain(model: &Model, arith: Arithmetic, src_text: &str, reference: &str
     let enc = m.encode(&rt, &mut ws, &[&src]).unwrap().pop().unwrap();
     let mut state = m.start(enc);
     let vocab = m.trg_vocab();
-    let (unk, limit) = (model.trg_vocab.unk(), reseam::decode::length_limit(src.len(), 2.0));
+    let (unk, limit) = (model.trg_vocab.unk(), reseam::marian::search::length_limit(src.len(), 2.0));
     let mut logits = vec![0f32; vocab];
     let mut out: Vec<u32> = Vec::new();
     let mut path = 0f32;

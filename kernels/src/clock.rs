@@ -10,23 +10,23 @@ use std::time::{Duration, Instant};
 
 /// A clock rate and where it came from.
 #[derive(Clone, Copy, Debug)]
-pub struct Clock {
+pub struct CycleRate {
     pub hz: f64,
     /// `"tsc"` or `"dependent-add estimate"`.
     pub source: &'static str,
 }
 
 /// The clock to count cycles with (takes about 0.1 s the first time).
-pub fn cycles_clock() -> Clock {
-    static CLOCK: std::sync::OnceLock<Clock> = std::sync::OnceLock::new();
+pub fn cycles_clock() -> CycleRate {
+    static CLOCK: std::sync::OnceLock<CycleRate> = std::sync::OnceLock::new();
     *CLOCK.get_or_init(|| {
         #[cfg(target_arch = "x86_64")]
         {
-            Clock { hz: tsc_hz(), source: "tsc" }
+            CycleRate { hz: tsc_hz(), source: "tsc" }
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
-            Clock { hz: core_hz_estimate(), source: "dependent-add estimate" }
+            CycleRate { hz: core_hz_estimate(), source: "dependent-add estimate" }
         }
     })
 }

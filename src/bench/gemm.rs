@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use reseam_kernels::clock::{self, Clock};
+use reseam_kernels::clock::{self, CycleRate};
 use reseam_kernels::pack::AlignedBytes;
 use reseam_kernels::{Arithmetic, Epilogue, Isa, Kernels, Output, PackedB, QuantizedA, Scale};
 
@@ -117,7 +117,7 @@ pub struct Peak {
 pub enum Event {
     /// Once, first.
     Start {
-        clock: Clock,
+        clock: CycleRate,
         jobs: usize,
     },
     /// Before the rows of one table and arithmetic, with the peak of the kernel that runs
@@ -227,7 +227,7 @@ pub fn measure_live(arith: Arithmetic, shape: &Shape, m: usize, min_time: Durati
 /// Peak-loop iterations per repetition: long enough that the loop's setup does not count.
 const PEAK_ITERS: u64 = 1_000;
 
-fn measure_peak(k: &Kernels, arith: Arithmetic, clock: Clock, min: Duration) -> Option<Peak> {
+fn measure_peak(k: &Kernels, arith: Arithmetic, clock: CycleRate, min: Duration) -> Option<Peak> {
     let lp = k.peak(arith)?;
     let t = clock::time_per_rep(min, |reps| lp.run(reps * PEAK_ITERS));
     let macs = (lp.macs_per_iter * PEAK_ITERS) as f64;
@@ -278,7 +278,7 @@ impl Data {
 
 /// Times one product; with a peak loop, in alternation with it (see [`clock::time_pair`]), so
 /// the fraction compares two measurements of the same moment.
-fn measure(k: &Kernels, arith: Arithmetic, s: &Shape, m: usize, d: &Data, clock: Clock, min: Duration) -> Row {
+fn measure(k: &Kernels, arith: Arithmetic, s: &Shape, m: usize, d: &Data, clock: CycleRate, min: Duration) -> Row {
     let a = QuantizedA { data: &d.a[..m * d.stride], rows: m, stride: d.stride };
     // As the engine runs them: the FFN's first product ends in ReLU and requantization for the
     // second; every other product dequantizes and adds its bias; an LLM's products subtract the

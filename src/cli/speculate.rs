@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use reseam::llm::generate::{self, BaselineOptions, BaselineReport, Progress};
-use reseam::llm::speculative::{self, Event, Settings};
 use reseam::llm::{LoadOptions, Precision};
+use reseam::speculate::experiment::{self, Event, Settings};
 use reseam::speculate::report::{self, KSetting, Report};
 use reseam::speculate::{Strategy, Verify, energy};
 
@@ -203,7 +203,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 }
 
 fn run_speculative(args: Args) -> anyhow::Result<()> {
-    let opts = speculative::Options {
+    let opts = experiment::Options {
         target: args.target.clone(),
         // Checked by the caller.
         draft: args.draft.clone().unwrap_or_default(),
@@ -224,10 +224,10 @@ fn run_speculative(args: Args) -> anyhow::Result<()> {
     };
     let mut meter = energy::detect();
     let view = RunView::new();
-    let result = speculative::run(&opts, meter.as_mut(), &mut |e| view.show(&e));
+    let result = experiment::run(&opts, meter.as_mut(), &mut |e| view.show(&e));
     view.finish();
     let report = result.map_err(|e| match e {
-        speculative::Error::Settings(m) => anyhow::Error::from(UsageError(m)),
+        experiment::Error::Settings(m) => anyhow::Error::from(UsageError(m)),
         e => anyhow::Error::from(e),
     })?;
     write_reports(&args, &report)?;

@@ -180,12 +180,24 @@ pub struct Logits {
 }
 
 impl Logits {
+    pub fn new(vocab: usize, data: Vec<f32>) -> Logits {
+        debug_assert!(
+            vocab > 0 && data.len().is_multiple_of(vocab),
+            "logits length must be a multiple of the row width"
+        );
+        Logits { vocab, data }
+    }
+
     pub fn rows(&self) -> usize {
         self.data.len() / self.vocab.max(1)
     }
 
     pub fn row(&self, i: usize) -> &[f32] {
         &self.data[i * self.vocab..(i + 1) * self.vocab]
+    }
+
+    pub fn last(&self) -> &[f32] {
+        self.row(self.rows() - 1)
     }
 
     /// The greedy choice: the first index of the largest value (as `torch.argmax`).

@@ -10,8 +10,6 @@
 //! [`Llm`] bundles what a checkpoint folder holds: the model, its tokenizer, its chat template
 //! and its stop tokens.
 
-mod adapter;
-pub mod bench;
 pub mod cache;
 pub mod chat;
 pub mod checkpoint;
@@ -25,7 +23,6 @@ pub mod mistral;
 pub mod model;
 pub mod prompts;
 pub mod qwen2;
-pub mod speculative;
 pub mod synthetic;
 pub mod tokenizer;
 

@@ -12,8 +12,8 @@
 use std::cell::RefCell;
 
 use super::clock::VirtualClock;
-use super::model::{LanguageModel, Logits, ModelError};
-use super::tokenizer::{TextTokenizer, Token, bytes_of};
+use super::lm::{ForwardError, LanguageModel, Logits};
+use super::tokens::{TextTokenizer, Token, bytes_of};
 
 /// SplitMix64 finaliser: a good 64-bit mix for hashing ids and positions.
 pub fn mix(mut x: u64) -> u64 {
@@ -81,7 +81,7 @@ impl LanguageModel for HashModel {
         self.vocab
     }
 
-    fn forward(&self, state: &mut Vec<u64>, tokens: &[u32], all_rows: bool) -> Result<Logits, ModelError> {
+    fn forward(&self, state: &mut Vec<u64>, tokens: &[u32], all_rows: bool) -> Result<Logits, ForwardError> {
         if tokens.is_empty() {
             return Err("forward over no tokens".into());
         }
@@ -129,7 +129,7 @@ struct Script {
 
 impl<'t, T: TextTokenizer + ?Sized> OracleModel<'t, T> {
     /// `texts` are whole texts (prompt and continuation); `vocab` is the logits width.
-    pub fn new(tok: &'t T, vocab: usize, texts: &[&str], eos: u32) -> Result<Self, ModelError> {
+    pub fn new(tok: &'t T, vocab: usize, texts: &[&str], eos: u32) -> Result<Self, ForwardError> {
         let mut scripts = Vec::new();
         for t in texts {
             let ids = tok.encode(t, false)?;
@@ -189,7 +189,7 @@ impl<T: TextTokenizer + ?Sized> LanguageModel for OracleModel<'_, T> {
         self.vocab
     }
 
-    fn forward(&self, state: &mut Self::State, tokens: &[u32], all_rows: bool) -> Result<Logits, ModelError> {
+    fn forward(&self, state: &mut Self::State, tokens: &[u32], all_rows: bool) -> Result<Logits, ForwardError> {
         if tokens.is_empty() {
             return Err("forward over no tokens".into());
         }
@@ -249,7 +249,7 @@ impl<M: LanguageModel> LanguageModel for Charged<M> {
         self.inner.vocab_size()
     }
 
-    fn forward(&self, state: &mut M::State, tokens: &[u32], all_rows: bool) -> Result<Logits, ModelError> {
+    fn forward(&self, state: &mut M::State, tokens: &[u32], all_rows: bool) -> Result<Logits, ForwardError> {
         self.clock.advance(self.per_pass + self.per_position * tokens.len().saturating_sub(1) as f64);
         self.log.borrow_mut().push(tokens.len());
         self.inner.forward(state, tokens, all_rows)
@@ -267,7 +267,7 @@ impl<M: LanguageModel> LanguageModel for Charged<M> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::speculate::model::argmax;
+    use crate::speculate::lm::top2;
     use crate::speculate::testutil::tok;
 
     #[test]
@@ -293,11 +293,11 @@ mod tests {
         let ids = t.encode(text, true).unwrap();
         let mut s = m.new_state();
         let l = m.forward(&mut s, &ids[..3], true).unwrap();
-        assert_eq!(argmax(l.row(1)), ids[2]);
-        assert_eq!(argmax(l.row(2)), ids[3]);
+        assert_eq!(top2(l.row(1)).id, ids[2]);
+        assert_eq!(top2(l.row(2)).id, ids[3]);
         let mut s = m.new_state();
         let l = m.forward(&mut s, &ids, false).unwrap();
-        assert_eq!(argmax(l.last()), 2, "EOS at the end of the text");
+        assert_eq!(top2(l.last()).id, 2, "EOS at the end of the text");
     }
 
     #[test]

@@ -7,28 +7,30 @@
 //! draft's context in line with what was committed. `run` repeats that over prompts and
 //! configurations against the target alone; `metrics`, `cost`, `energy` and `clock` measure;
 //! `report` writes the table, JSON, CSV and SVG. `mock` has models for tests. The engine's
-//! models and tokenizers (`crate::llm`) implement the two traits; `crate::llm::speculative`
+//! models and tokenizers (`crate::llm`) implement the two traits; `crate::speculate::experiment`
 //! runs the experiment on checkpoint folders.
 
+mod adapt;
 pub mod clock;
 pub mod cost;
-pub mod decode;
 pub mod energy;
+pub mod experiment;
+pub mod lm;
 pub mod metrics;
 pub mod mock;
-pub mod model;
 pub mod report;
 pub mod resync;
+pub mod rounds;
 pub mod run;
+pub mod strategy;
 #[cfg(test)]
 mod testutil;
-pub mod tokenizer;
-pub mod translate;
+pub mod tokens;
 
-pub use decode::{DecodeOptions, Verify};
-pub use model::{LanguageModel, Logits, ModelError, Top2};
-pub use tokenizer::{TextTokenizer, Token, TokenizerError};
-pub use translate::{Pair, Strategy};
+pub use lm::{ForwardError, LanguageModel, Logits, Top2};
+pub use rounds::{DecodeOptions, Verify};
+pub use strategy::{Pair, Strategy};
+pub use tokens::{TextTokenizer, Token, TokenizerError};
 
 use std::error::Error;
 
@@ -39,7 +41,7 @@ pub enum SpeculateError {
     Model {
         which: &'static str,
         #[source]
-        source: ModelError,
+        source: ForwardError,
     },
     #[error("translating {direction} failed")]
     Translate {
@@ -56,7 +58,7 @@ pub enum SpeculateError {
 }
 
 impl SpeculateError {
-    pub(crate) fn model(which: &'static str) -> impl FnOnce(ModelError) -> SpeculateError {
+    pub(crate) fn model(which: &'static str) -> impl FnOnce(ForwardError) -> SpeculateError {
         move |source| SpeculateError::Model { which, source }
     }
 

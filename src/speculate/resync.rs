@@ -9,8 +9,8 @@
 //!
 //! Vocabularies that are identical skip text altogether: target ids are draft ids.
 
-use super::tokenizer::{TextTokenizer, Token, TokenizerError, complete_utf8_prefix, is_char_start, starts_word};
-use super::translate::Pair;
+use super::strategy::Pair;
+use super::tokens::{TextTokenizer, Token, TokenizerError, complete_utf8_prefix, is_char_start, starts_word};
 
 /// One unit of committed output as the draft sees it: a byte of text, or a special token that
 /// the draft has too (specials the draft lacks are invisible to it).
@@ -253,7 +253,7 @@ impl DraftContext {
 mod tests {
     use super::*;
     use crate::speculate::testutil::{MODELS, tok};
-    use crate::speculate::tokenizer::bytes_of;
+    use crate::speculate::tokens::bytes_of;
 
     /// Commits a text in target tokens a few at a time; after each re-sync the draft's ids spell
     /// the committed text (up to an incomplete last character), for every pair of tokenizers.

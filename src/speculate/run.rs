@@ -4,13 +4,13 @@
 use super::SpeculateError;
 use super::clock::Clock;
 use super::cost::{AutoK, CostInputs, break_even_geometric, break_even_linear, expected_tokens};
-use super::decode::{DecodeOptions, DraftLength, Output, SpecOptions, Verify, greedy, speculative};
 use super::energy::EnergyMeter;
+use super::lm::LanguageModel;
 use super::metrics::{Counters, PassTimes, TimeSplit};
-use super::model::LanguageModel;
 use super::report::{Baseline, BreakEven, Divergence, KSetting, PromptResult, Report, Run, SCHEMA, Settings, Time};
-use super::tokenizer::TextTokenizer;
-use super::translate::{Pair, Strategy};
+use super::rounds::{DecodeOptions, DraftLength, Output, SpecOptions, Verify, greedy, speculative};
+use super::strategy::{Pair, Strategy};
+use super::tokens::TextTokenizer;
 
 /// One prompt, already rendered and encoded for both models.
 #[derive(Clone, Debug)]

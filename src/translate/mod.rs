@@ -2,7 +2,7 @@
 //! or whole posts.
 //!
 //! Text flows: post → [`crate::text`] (lines, links, mentions, sentences) → SentencePiece ids →
-//! [`crate::decode`] (greedy search) → ids → text → put back by [`crate::text`]. Without a direct
+//! [`crate::marian::search`] (greedy search) → ids → text → put back by [`crate::text`]. Without a direct
 //! model the sentences go through English (`from`→en, then en→`to`), sentence by sentence, as
 //! Firefox pivots. The output of a line never depends on which other lines were translated with it.
 
@@ -11,9 +11,9 @@ use std::path::PathBuf;
 
 use reseam_kernels::{Arithmetic, Kernels};
 
-use crate::decode::{Buffers, DecodeError, Decoder, SearchOptions};
 use crate::fetch::{FetchError, FetchOptions};
-use crate::model::{Model, ModelError, ModelFiles};
+use crate::marian::search::{Buffers, DecodeError, Decoder, SearchOptions};
+use crate::marian::{Model, ModelError, ModelFiles};
 use crate::text::{self, Pipeline};
 use crate::vocab::VocabError;
 
@@ -142,15 +142,15 @@ impl Translator {
     /// on disk, else (unless offline) downloads what is missing. Then loads them.
     pub fn load(opts: &TranslateOptions) -> Result<Translator, TranslateError> {
         let (from, to, dir) = (opts.from.as_str(), opts.to.as_str(), &opts.models);
-        let direct = crate::model::find(dir, from, to, opts.model_file.as_deref());
+        let direct = crate::marian::find(dir, from, to, opts.model_file.as_deref());
         let files = match direct {
             Ok(files) => vec![files],
             Err(ModelError::NotFound { .. }) if opts.model_file.is_none() => {
                 let pivot = (from != PIVOT && to != PIVOT)
                     .then(|| {
                         Some(vec![
-                            crate::model::find(dir, from, PIVOT, None).ok()?,
-                            crate::model::find(dir, PIVOT, to, None).ok()?,
+                            crate::marian::find(dir, from, PIVOT, None).ok()?,
+                            crate::marian::find(dir, PIVOT, to, None).ok()?,
                         ])
                     })
                     .flatten();
@@ -171,7 +171,7 @@ impl Translator {
                         folders
                             .iter()
                             .zip(pairs)
-                            .map(|(f, (a, b))| crate::model::find(f, a, b, None))
+                            .map(|(f, (a, b))| crate::marian::find(f, a, b, None))
                             .collect::<Result<_, _>>()?
                     }
                     (None, None) => {

@@ -10,6 +10,7 @@
 mod bytes;
 mod spm;
 mod text;
+pub use text::Token;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

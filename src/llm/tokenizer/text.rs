@@ -1,4 +1,4 @@
-//! The tokenizer as speculative decoding sees it ([`TextTokenizer`]): the exact bytes of every
+//! The tokenizer inside running text, as speculative decoding needs it: the exact bytes of every
 //! token inside running text, special tokens by their text, and an encoder for text that
 //! continues earlier text (no word-start marker in front of it).
 
@@ -7,7 +7,18 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::{Backend, Tokenizer};
-use crate::speculate::tokenizer::{TextTokenizer, Token, TokenizerError};
+
+/// What one id stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Token<'a> {
+    /// Ordinary text: the exact bytes inside running text (SentencePiece's `▁` as a space,
+    /// byte-fallback pieces as their byte, byte-level BPE symbols as their bytes).
+    Text(&'a [u8]),
+    /// A control token (BOS, EOS, chat markers): never travels through text.
+    Special(&'a str),
+    /// An id the tokenizer does not have (e.g. padded embedding rows).
+    Unknown,
+}
 
 enum Entry {
     Text { start: u32, end: u32 },
@@ -78,20 +89,10 @@ impl Tokenizer {
     }
 }
 
-impl TextTokenizer for Tokenizer {
-    fn encode(&self, text: &str, add_special: bool) -> Result<Vec<u32>, TokenizerError> {
-        Ok(Tokenizer::encode(self, text, add_special)?)
-    }
-
-    fn encode_continuation(&self, text: &str) -> Result<Vec<u32>, TokenizerError> {
-        Ok(Tokenizer::encode_continuation(self, text)?)
-    }
-
-    fn decode(&self, ids: &[u32]) -> Result<String, TokenizerError> {
-        Ok(Tokenizer::decode(self, ids, true)?)
-    }
-
-    fn token(&self, id: u32) -> Token<'_> {
+impl Tokenizer {
+    /// What `id` stands for inside running text: its exact bytes, a special token's text, or
+    /// nothing (ids past the vocabulary).
+    pub fn token(&self, id: u32) -> Token<'_> {
         let t = self.table();
         match t.entries.get(id as usize) {
             Some(Entry::Text { start, end }) => Token::Text(&t.bytes[*start as usize..*end as usize]),
@@ -100,12 +101,9 @@ impl TextTokenizer for Tokenizer {
         }
     }
 
-    fn special_id(&self, content: &str) -> Option<u32> {
+    /// The id of the special token whose text is `content`.
+    pub fn special_id(&self, content: &str) -> Option<u32> {
         self.table().specials.get(content).copied()
-    }
-
-    fn len(&self) -> usize {
-        Tokenizer::len(self)
     }
 }
 
@@ -189,7 +187,17 @@ mod tests {
 
     use super::*;
     use crate::llm::tokenizer::read_tokenizer_config;
-    use crate::speculate::tokenizer::bytes_of;
+
+    /// The bytes of a run of ids as running text; specials and unknown ids give none.
+    fn bytes_of(tok: &Tokenizer, ids: &[u32]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for &id in ids {
+            if let Token::Text(b) = tok.token(id) {
+                out.extend_from_slice(b);
+            }
+        }
+        out
+    }
 
     const MODELS: [&str; 3] = ["llama3-tiny", "mistral-tiny", "qwen2-tiny"];
 
@@ -214,7 +222,7 @@ mod tests {
                 let key = p["key"].as_str().unwrap_or("?");
                 let plain = ids(&p["ids_no_special"]);
                 let decoded = p["decode_skip_special"].as_str().expect("decode");
-                assert_eq!(TextTokenizer::decode(&tok, &plain).unwrap(), decoded, "{model} {key}");
+                assert_eq!(tok.decode(&plain, true).unwrap(), decoded, "{model} {key}");
                 // Joined token bytes give the decoder's text, up to the one leading space that
                 // mistral's decoder strips at the start of a sequence.
                 let joined = String::from_utf8_lossy(&bytes_of(&tok, &plain)).into_owned();
@@ -254,7 +262,7 @@ mod tests {
         let l = Tokenizer::from_dir(&dir("llama3-tiny")).unwrap();
         assert_eq!(l.special_id("<|eot_id|>"), Some(128009));
         assert_eq!(l.token(128000), Token::Special("<|begin_of_text|>"));
-        assert_eq!(TextTokenizer::len(&l), 128256);
+        assert_eq!(l.len(), 128256);
         let q = Tokenizer::from_dir(&dir("qwen2-tiny")).unwrap();
         assert_eq!(q.special_id("<|im_end|>"), Some(151645));
         assert!(matches!(q.token(151657), Token::Text(_)), "<tool_call> is an added token that is not special");

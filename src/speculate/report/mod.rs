@@ -11,10 +11,10 @@ use std::fmt;
 
 use serde::{Serialize, Serializer};
 
-use super::decode::Verify;
+use super::lm::Top2;
 use super::metrics::TimeSplit;
-use super::model::Top2;
-use super::translate::Strategy;
+use super::rounds::Verify;
+use super::strategy::Strategy;
 
 /// Schema name and version written into every JSON report.
 pub const SCHEMA: &str = "reseam-speculate/1";

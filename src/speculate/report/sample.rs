@@ -4,13 +4,13 @@
 use std::sync::OnceLock;
 
 use crate::speculate::clock::VirtualClock;
-use crate::speculate::decode::{DecodeOptions, Verify};
 use crate::speculate::energy::VirtualEnergy;
 use crate::speculate::mock::{Charged, OracleModel};
 use crate::speculate::report::{KSetting, Report};
+use crate::speculate::rounds::{DecodeOptions, Verify};
 use crate::speculate::run::{Prompt, RunOptions, run};
+use crate::speculate::strategy::{Pair, Strategy};
 use crate::speculate::testutil::tok;
-use crate::speculate::translate::{Pair, Strategy};
 
 pub const TEXTS: [&str; 2] = [
     "Rzeczpospolita Polska jest państwem w Europie Środkowej, położonym nad Morzem Bałtyckim. Stolicą i największym miastem kraju jest Warszawa.",

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use super::{KSetting, Report, ReportError, Run, write_atomic};
-use crate::speculate::translate::Strategy;
+use crate::speculate::strategy::Strategy;
 
 const W: f64 = 760.0;
 const H: f64 = 460.0;

@@ -16,12 +16,12 @@ use std::time::{Duration, Instant};
 use reseam_kernels::Arithmetic;
 use serde::Serialize;
 
-use super::decoder::LogitRows;
-use super::layers::DecoderSpec;
-use super::linear::{self, Int8Matrix, Precision};
-use super::{Error, Model, Result, synthetic};
-use crate::bench::gemm as gemm_bench;
-use crate::bench::memory::{self as membw, Bandwidth};
+use super::gemm as gemm_bench;
+use super::memory::{self as membw, Bandwidth};
+use crate::llm::decoder::LogitRows;
+use crate::llm::layers::DecoderSpec;
+use crate::llm::linear::{self, Int8Matrix, Precision};
+use crate::llm::{Error, Model, Result, synthetic};
 
 /// What to measure.
 #[derive(Clone, Debug)]

@@ -10,11 +10,11 @@ use super::SpeculateError;
 use super::clock::Clock;
 use super::cost::{AutoK, RoundObservation};
 use super::energy::EnergyMeter;
+use super::lm::{LanguageModel, Top2, top2};
 use super::metrics::{Counters, PassTimes, TimeSplit};
-use super::model::{LanguageModel, Top2, argmax, top2};
 use super::resync::DraftContext;
-use super::tokenizer::{TextTokenizer, Token};
-use super::translate::{Pair, Strategy, translate};
+use super::strategy::{Pair, Strategy, translate};
+use super::tokens::{TextTokenizer, Token};
 
 /// How the target checks the candidates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -206,7 +206,7 @@ where
                     out.counters.resync_fed += pending.len() as u64 - 1;
                 }
                 dctx.fed = dctx.ids.len();
-                let d = argmax(logits.last());
+                let d = top2(logits.last()).id;
                 dctx.ids.push(d);
                 proposals.push(d);
                 // Nothing useful follows a special token in the same round.
@@ -317,7 +317,7 @@ fn drafted_in_accepted<TT: TextTokenizer + ?Sized, DT: TextTokenizer + ?Sized>(
     if pair.identical {
         return drafted.iter().zip(&cands[..m]).take_while(|(a, b)| a == b).count();
     }
-    let accepted = super::tokenizer::bytes_of(pair.target, &cands[..m]);
+    let accepted = super::tokens::bytes_of(pair.target, &cands[..m]);
     let mut at = 0;
     let mut n = 0;
     for (i, &d) in drafted.iter().enumerate() {

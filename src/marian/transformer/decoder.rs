@@ -7,9 +7,9 @@
 use reseam_kernels::ShapeError;
 
 use super::{EncoderOut, Marian, Runtime, ShortOutput, Workspace, dump, ffn, fused, grow, linear};
-use crate::layers::attention::{View, attend};
-use crate::layers::mathfun::sigmoid_ps;
-use crate::layers::norm::add_layer_norm;
+use crate::marian::layers::attention::{View, attend};
+use crate::marian::layers::mathfun::sigmoid_ps;
+use crate::marian::layers::norm::add_layer_norm;
 
 /// A sentence's decoder state: its encoder result and the SSRU cell of every layer.
 pub struct DecoderState {

@@ -10,9 +10,9 @@
 
 use reseam_kernels::{Arithmetic, Kernels, ShapeError};
 
-use crate::layers::softmax::log_softmax;
-use crate::model::Model;
-use crate::model::marian::{DecoderState, ShortOutput, StepInput, Workspace};
+use crate::marian::Model;
+use crate::marian::layers::softmax::log_softmax;
+use crate::marian::transformer::{DecoderState, ShortOutput, StepInput, Workspace};
 
 /// Search settings (Firefox's values by default).
 #[derive(Clone, Debug)]
@@ -106,8 +106,8 @@ impl<'m> Decoder<'m> {
         Buffers { ws: self.ws, logits: self.logits }
     }
 
-    fn runtime(&self) -> crate::model::marian::Runtime<'m> {
-        crate::model::marian::Runtime { kernels: self.kernels, arith: self.arith, debug: self.debug }
+    fn runtime(&self) -> crate::marian::transformer::Runtime<'m> {
+        crate::marian::transformer::Runtime { kernels: self.kernels, arith: self.arith, debug: self.debug }
     }
 
     /// Translates sentences given as source piece ids (without `</s>`). Returns, per sentence, the

@@ -12,8 +12,8 @@ use std::ops::Range;
 use reseam_kernels::ShapeError;
 
 use super::{Marian, Runtime, Workspace, dump, ffn, fused, grow, linear};
-use crate::layers::attention::{View, attend};
-use crate::layers::norm::add_layer_norm;
+use crate::marian::layers::attention::{View, attend};
+use crate::marian::layers::norm::add_layer_norm;
 
 /// One sentence's encoder result, in the form the decoder reads it: for every decoder layer, the
 /// cross-attention keys and values of each source position (`len` rows of `[K | V]`).

@@ -170,7 +170,7 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::yml;
+    use crate::marian::yml;
 
     const TINY: &str = "type: transformer\ndim-emb: 256\nenc-depth: 6\ndec-depth: 2\ndim-vocabs:\n  - 8000\n  - 8000\n\
         transformer-heads: 8\ntransformer-dim-ffn: 1536\ntransformer-ffn-depth: 2\ntransformer-ffn-activation: relu\n\

@@ -10,17 +10,17 @@
 
 use serde::Serialize;
 
-use super::super::layers::DecoderSpec;
-use super::super::{Model, Precision, synthetic};
-use super::Error;
+use crate::llm::layers::DecoderSpec;
+use crate::llm::{Model, Precision, synthetic};
 use crate::speculate::clock::WallClock;
-use crate::speculate::decode::{DecodeOptions, Verify};
 use crate::speculate::energy::Unavailable;
+use crate::speculate::experiment::Error;
 use crate::speculate::mock::mix;
 use crate::speculate::report::{KSetting, Report};
+use crate::speculate::rounds::{DecodeOptions, Verify};
 use crate::speculate::run::{Prompt, RunOptions, run as run_experiment};
-use crate::speculate::tokenizer::{TextTokenizer, Token, TokenizerError};
-use crate::speculate::translate::{Pair, Strategy};
+use crate::speculate::strategy::{Pair, Strategy};
+use crate::speculate::tokens::{TextTokenizer, Token, TokenizerError};
 
 /// What to measure.
 #[derive(Clone, Debug)]

@@ -7,14 +7,14 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Error as LlmError, Llm, LoadOptions, prompts};
+use crate::llm::{Error as LlmError, Llm, LoadOptions, prompts};
 use crate::speculate::SpeculateError;
 use crate::speculate::clock::WallClock;
-use crate::speculate::decode::{DecodeOptions, Verify};
 use crate::speculate::energy::EnergyMeter;
 use crate::speculate::report::{KSetting, Report};
+use crate::speculate::rounds::{DecodeOptions, Verify};
 use crate::speculate::run::{self, Prompt, RunOptions};
-use crate::speculate::translate::{Pair, Strategy};
+use crate::speculate::strategy::{Pair, Strategy};
 
 /// Why an experiment could not run.
 #[derive(Debug, thiserror::Error)]
@@ -229,8 +229,6 @@ fn label(m: &Llm) -> String {
     let name = m.dir.file_name().map_or_else(|| m.dir.display().to_string(), |n| n.to_string_lossy().into_owned());
     format!("{name} ({}, {})", m.model.architecture().name(), m.model.precision().name())
 }
-
-pub mod bench;
 
 #[cfg(test)]
 mod tests;

@@ -6,17 +6,19 @@
 
 pub mod binary;
 pub mod config;
-pub mod marian;
+pub mod layers;
 pub mod npz;
+pub mod search;
 pub mod shortlist;
+pub mod transformer;
 pub mod yml;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::vocab::{Vocab, VocabError};
-use marian::Marian;
 use shortlist::Shortlist;
+use transformer::Marian;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {

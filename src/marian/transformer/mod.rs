@@ -20,11 +20,11 @@ pub use encoder::EncoderOut;
 pub use output::{OutputLayer, ShortOutput};
 pub use weights::WeightError;
 
-use crate::layers::debug;
-use crate::layers::linear::{Int8Scratch, Linear};
-use crate::layers::position::PositionTable;
-use crate::model::binary::Item;
-use crate::model::config::Config;
+use crate::marian::binary::Item;
+use crate::marian::config::Config;
+use crate::marian::layers::debug;
+use crate::marian::layers::linear::{Int8Scratch, Linear};
+use crate::marian::layers::position::PositionTable;
 use weights::{Fused, Items, Norm};
 
 /// How a model's weights are stored, which decides its arithmetic.
@@ -191,8 +191,8 @@ impl Marian {
             if config.output_bias { Some(items.vector("decoder_ff_logit_out_b", config.trg_vocab)?) } else { None };
         let out = if int8 {
             let act = match items.alpha(trg_name)? {
-                Some(a) => crate::layers::linear::ActScale::Fixed(a),
-                None => crate::layers::linear::ActScale::Dynamic,
+                Some(a) => crate::marian::layers::linear::ActScale::Fixed(a),
+                None => crate::marian::layers::linear::ActScale::Dynamic,
             };
             OutputLayer::int8(&trg_emb, d, act, bias)
         } else {

@@ -5,7 +5,9 @@
 //! tests and the hidden mock mode implement it with the models in [`super::mock`].
 
 /// A model's failure, passed through unchanged (its message names the model file or setting).
-pub type ModelError = Box<dyn std::error::Error + Send + Sync>;
+pub type ForwardError = Box<dyn std::error::Error + Send + Sync>;
+
+pub use crate::llm::Logits;
 
 /// A causal language model whose per-sequence state (the KV cache) lives outside the model, so one
 /// loaded model serves any number of sequences.
@@ -21,42 +23,13 @@ pub trait LanguageModel {
 
     /// Appends `tokens` at positions `len(state)..` and returns the logits of every new position
     /// (`all_rows`) or of the last one only (prefill, where only the next token matters).
-    fn forward(&self, state: &mut Self::State, tokens: &[u32], all_rows: bool) -> Result<Logits, ModelError>;
+    fn forward(&self, state: &mut Self::State, tokens: &[u32], all_rows: bool) -> Result<Logits, ForwardError>;
 
     /// How many positions the state holds.
     fn len(&self, state: &Self::State) -> usize;
 
     /// Forgets every position from `len` on (no-op when `len` is not shorter).
     fn trim(&self, state: &mut Self::State, len: usize);
-}
-
-/// Logits rows, one per position, each `vocab` wide.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Logits {
-    pub vocab: usize,
-    pub data: Vec<f32>,
-}
-
-impl Logits {
-    pub fn new(vocab: usize, data: Vec<f32>) -> Logits {
-        debug_assert!(
-            vocab > 0 && data.len().is_multiple_of(vocab),
-            "logits length must be a multiple of the row width"
-        );
-        Logits { vocab, data }
-    }
-
-    pub fn rows(&self) -> usize {
-        self.data.len() / self.vocab.max(1)
-    }
-
-    pub fn row(&self, i: usize) -> &[f32] {
-        &self.data[i * self.vocab..(i + 1) * self.vocab]
-    }
-
-    pub fn last(&self) -> &[f32] {
-        self.row(self.rows() - 1)
-    }
 }
 
 /// The two best entries of a logits row: what greedy decoding picked and what it beat.
@@ -101,11 +74,6 @@ pub fn top2(row: &[f32]) -> Top2 {
     let (id, logit) = best.unwrap_or((0, f32::NEG_INFINITY));
     let (runner_up, runner_up_logit) = second.unwrap_or((id, f32::NEG_INFINITY));
     Top2 { id, logit, runner_up, runner_up_logit }
-}
-
-/// The greedy token of a row.
-pub fn argmax(row: &[f32]) -> u32 {
-    top2(row).id
 }
 
 #[cfg(test)]

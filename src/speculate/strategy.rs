@@ -8,7 +8,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::tokenizer::{
+use super::tokens::{
     TextTokenizer, Token, TokenizerError, bytes_of, complete_utf8_prefix, is_char_start, same_vocabulary, text_bytes,
 };
 

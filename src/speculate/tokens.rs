@@ -7,17 +7,7 @@
 /// A tokenizer's failure, passed through unchanged.
 pub type TokenizerError = Box<dyn std::error::Error + Send + Sync>;
 
-/// What one id stands for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Token<'a> {
-    /// Ordinary text: the exact bytes inside running text (SentencePiece's `▁` as a space,
-    /// byte-fallback pieces as their byte, byte-level BPE symbols as their bytes).
-    Text(&'a [u8]),
-    /// A control token (BOS, EOS, chat markers): never travels through text.
-    Special(&'a str),
-    /// An id the tokenizer does not have (e.g. padded embedding rows).
-    Unknown,
-}
+pub use crate::llm::tokenizer::Token;
 
 /// A tokenizer as seen by speculative decoding.
 pub trait TextTokenizer {

@@ -1,7 +1,9 @@
-//! The engine as `speculate`'s [`LanguageModel`]: a [`Model`] with a [`KvCache`] per sequence.
+//! The engine's checkpoints as `speculate` sees them: a [`Model`] with a [`KvCache`] per
+//! sequence is a [`LanguageModel`], its [`Tokenizer`] a [`TextTokenizer`].
 
-use super::{KvCache, LogitRows, Model};
-use crate::speculate::model::{LanguageModel, Logits, ModelError};
+use super::lm::{ForwardError, LanguageModel, Logits};
+use super::tokens::{TextTokenizer, Token, TokenizerError};
+use crate::llm::{KvCache, LogitRows, Model, Tokenizer};
 
 impl LanguageModel for Model {
     type State = KvCache;
@@ -14,10 +16,9 @@ impl LanguageModel for Model {
         Model::vocab_size(self)
     }
 
-    fn forward(&self, state: &mut KvCache, tokens: &[u32], all_rows: bool) -> Result<Logits, ModelError> {
+    fn forward(&self, state: &mut KvCache, tokens: &[u32], all_rows: bool) -> Result<Logits, ForwardError> {
         let keep = if all_rows { LogitRows::All } else { LogitRows::Last };
-        let l = Model::forward(self, state, tokens, keep)?;
-        Ok(Logits::new(l.vocab, l.data))
+        Ok(Model::forward(self, state, tokens, keep)?)
     }
 
     fn len(&self, state: &KvCache) -> usize {
@@ -29,11 +30,37 @@ impl LanguageModel for Model {
     }
 }
 
+impl TextTokenizer for Tokenizer {
+    fn encode(&self, text: &str, add_special: bool) -> Result<Vec<u32>, TokenizerError> {
+        Ok(Tokenizer::encode(self, text, add_special)?)
+    }
+
+    fn encode_continuation(&self, text: &str) -> Result<Vec<u32>, TokenizerError> {
+        Ok(Tokenizer::encode_continuation(self, text)?)
+    }
+
+    fn decode(&self, ids: &[u32]) -> Result<String, TokenizerError> {
+        Ok(Tokenizer::decode(self, ids, true)?)
+    }
+
+    fn token(&self, id: u32) -> Token<'_> {
+        Tokenizer::token(self, id)
+    }
+
+    fn special_id(&self, content: &str) -> Option<u32> {
+        Tokenizer::special_id(self, content)
+    }
+
+    fn len(&self) -> usize {
+        Tokenizer::len(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::llm::{LoadOptions, Precision};
-    use crate::speculate::model::argmax;
+    use crate::speculate::lm::top2;
 
     #[test]
     fn speculate_sees_the_same_logits_and_trims() {
@@ -46,7 +73,7 @@ mod tests {
         lm.trim(&mut s, 2);
         let again = lm.forward(&mut s, &[1879, 0], false).unwrap();
         assert_eq!(again.last(), all.row(3));
-        assert_eq!(argmax(again.last()), crate::llm::argmax(all.row(3)).0);
+        assert_eq!(top2(again.last()).id, crate::llm::argmax(all.row(3)).0);
         // Ids past the embedding (a draft id in another vocabulary) are an error, not a panic.
         assert!(lm.forward(&mut s, &[151936], false).is_err());
     }

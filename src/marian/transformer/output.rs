@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use reseam_kernels::{Arithmetic, Epilogue, Kernels, Output, PackedB, QuantizedA, Scale, ShapeError, scalar};
 
-use crate::layers::linear::{ActScale, dot8, dot8_rows4, dynamic_scale, prepared_bias, unquant_mult};
+use crate::marian::layers::linear::{ActScale, dot8, dot8_rows4, dynamic_scale, prepared_bias, unquant_mult};
 
 pub enum OutputLayer {
     Int8 {

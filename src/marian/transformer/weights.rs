@@ -5,8 +5,8 @@ use std::collections::HashMap;
 
 use reseam_kernels::PackedB;
 
-use crate::layers::linear::{ActScale, FloatLinear, Int8Linear, Int8Weight, Linear};
-use crate::model::binary::{Item, ItemType};
+use crate::marian::binary::{Item, ItemType};
+use crate::marian::layers::linear::{ActScale, FloatLinear, Int8Linear, Int8Weight, Linear};
 
 /// A problem with one item, named; the caller adds the file.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

@@ -1,0 +1,60 @@
+//! `reseam bench MODE`: one file per mode (the measurements are in `reseam::bench`).
+
+mod llm;
+mod memory;
+mod speculate;
+
+use reseam::bench::memory as membw;
+
+use super::UsageError;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(subcommand)]
+    mode: Mode,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum Mode {
+    /// Memory read bandwidth: all cores stream a buffer much larger than the caches.
+    Memory(memory::Args),
+    /// int8 decode and prefill of a random-weight model at a real shape (made in memory),
+    /// against the memory bandwidth and the int8 GEMM throughput measured in the same run.
+    Llm(llm::Args),
+    /// The speculative-decoding cost model at a real shape: a random target (Llama-3.2-1B by
+    /// default) with two drafts of its vocabulary, itself and a ~10x smaller random model;
+    /// measured speedup against the prediction from the measured acceptance and c, per k.
+    Speculate(speculate::Args),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct Common {
+    /// Buffer of the bandwidth measurement in MiB (default: 1 GiB or 8x the largest cache).
+    #[arg(long, env = "RESEAM_BENCH_SIZE_MIB", value_name = "MIB")]
+    pub size_mib: Option<usize>,
+
+    /// Print the figures as JSON instead of text.
+    #[arg(long, env = "RESEAM_BENCH_JSON")]
+    pub json: bool,
+}
+
+pub(super) fn size(c: &Common) -> anyhow::Result<usize> {
+    match c.size_mib {
+        Some(0) => Err(UsageError("--size-mib must be at least 1".into()).into()),
+        Some(m) => Ok(m << 20),
+        None => Ok(membw::default_size()),
+    }
+}
+
+pub(super) fn build_note() -> Option<&'static str> {
+    cfg!(debug_assertions).then_some("note: reseam was built without optimizations; measure with a release build")
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match args.mode {
+        Mode::Memory(a) => memory::run(a, &mut out),
+        Mode::Llm(a) => llm::run(a, &mut out),
+        Mode::Speculate(a) => speculate::run(a, &mut out),
+    }
+}
