@@ -14,11 +14,13 @@
 //! bandwidth).
 
 pub mod bench;
+pub mod engine;
 pub mod fetch;
 pub mod llm;
 pub mod marian;
 pub mod pack;
 pub mod paths;
+pub mod profile;
 pub mod speculate;
 pub mod text;
 pub mod translate;

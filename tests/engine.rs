@@ -309,13 +309,13 @@ fn the_text_pipeline_drives_the_engine() {
     let mut opts = TranslateOptions::new(esen(), "es", "en");
     opts.model_file = Some("model.esen.float32.bin".into());
     opts.arithmetic = ArithmeticChoice::Exact;
-    let mut translator = Translator::load(&opts).unwrap();
+    let translator = Translator::load(&opts).unwrap();
     let posts = [
         "Tenemos que luchar contra estos delitos. https://sub.example.com/ruta?x=1&y=2",
         "@_x_ Voy a permanecer de pie, aunque soy demasiado alto. #UE #Presupuesto2026",
     ];
     let pipeline = Pipeline::new(&Options::new("es", "en")).unwrap();
-    let out = pipeline.translate_posts(&posts, &mut translator).unwrap();
+    let out = pipeline.translate_posts(&posts, &mut &translator).unwrap();
     for (src, tr) in posts.iter().zip(&out) {
         let v = check::violations(src, tr, false);
         assert!(v.is_empty(), "{src:?} → {tr:?}: {v:?}");

@@ -32,7 +32,7 @@ fn posts_fed_as_lines_keep_their_shape_and_equal_whole_posts() {
 
     let mut opts = TranslateOptions::new(esen(), "es", "en");
     opts.arithmetic = reseam::translate::ArithmeticChoice::Exact;
-    let mut engine = Translator::load(&opts).unwrap();
+    let engine = Translator::load(&opts).unwrap();
     let refs: Vec<&str> = posts.iter().map(String::as_str).collect();
     let whole = engine.translate_posts(&refs).unwrap();
 

@@ -76,8 +76,8 @@ pub fn explain(model: &Model, arith: Arithmetic, src_text: &str, reference: &str
     let mut out: Vec<u32> = Vec::new();
     let mut path = 0f32;
     for step in 0..limit {
-        m.step(&rt, &mut ws, &mut [&mut state], &[StepInput { prev: out.last().copied(), pos: out.len() }]).unwrap();
-        m.logits(&rt, &mut ws, 1, None, &mut logits, vocab).unwrap();
+        m.step(&rt, &mut ws, &mut [(&mut state, StepInput { prev: out.last().copied(), pos: out.len() })]).unwrap();
+        m.logits(&rt, &mut ws, 1, &|_| None, &mut logits, vocab).unwrap();
         let mut row = logits.clone();
         let (best, score) = choose(&mut row, path, None, unk);
         // `row` now holds log-probabilities.

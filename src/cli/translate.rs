@@ -57,6 +57,16 @@ pub struct Args {
     #[arg(long, env = "RESEAM_MT_BATCH", default_value_t = 64, value_parser = clap::value_parser!(u16).range(1..))]
     pub batch: u16,
 
+    /// Compute threads (default: one per physical core). Sentences of all input lines share
+    /// them; the output does not change.
+    #[arg(long, env = "THREADS", value_name = "N", default_value_t = 0, hide_default_value = true)]
+    pub threads: usize,
+
+    /// Pin compute thread i to core N + i (Linux), e.g. to keep a server off the cores of
+    /// another process.
+    #[arg(long, env = "PIN_FROM_CORE", value_name = "N")]
+    pub pin_from_core: Option<usize>,
+
     /// Print every layer's values to stderr in the format of Marian's debug() messages, to
     /// compare with Marian layer by layer.
     #[arg(long, env = "RESEAM_MT_DEBUG", value_parser = clap::builder::BoolishValueParser::new())]
@@ -99,11 +109,13 @@ pub fn run(args: Args, verbose: bool) -> anyhow::Result<()> {
         },
         debug: args.debug,
         max_batch: args.batch as usize,
+        threads: args.threads,
+        pin_from_core: args.pin_from_core,
         raw: args.raw,
         split_sentences: !args.no_split,
         fetch,
     };
-    let mut translator = Translator::load(&opts).map_err(|e| match e {
+    let translator = Translator::load(&opts).map_err(|e| match e {
         TranslateError::Fetch(f) => super::fetch::cli_error(f),
         // An unknown language pair is the user's to fix, as in `reseam fetch`.
         TranslateError::Download { source, .. } if source.is_usage() => super::fetch::cli_error(*source),
@@ -129,9 +141,13 @@ pub fn run(args: Args, verbose: bool) -> anyhow::Result<()> {
             b.set_position(n as u64);
         }
     };
+    let profiling = reseam::profile::init_from_env();
     let result = translator.translate_stream(stdin.lock(), stdout.lock(), interactive, &mut progress);
     if let Some(b) = &bar {
         b.finish_and_clear();
+    }
+    if profiling {
+        eprint!("{}", reseam::profile::report());
     }
     result?;
     Ok(())

@@ -6,13 +6,16 @@
 //! model the sentences go through English (`from`→en, then en→`to`), sentence by sentence, as
 //! Firefox pivots. The output of a line never depends on which other lines were translated with it.
 
+use std::collections::VecDeque;
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use reseam_kernels::{Arithmetic, Kernels};
 
+use crate::engine::{Engine, EngineError, EngineOptions};
 use crate::fetch::{FetchError, FetchOptions};
-use crate::marian::search::{Buffers, DecodeError, Decoder, SearchOptions};
+use crate::marian::search::{DecodeError, SearchOptions};
 use crate::marian::{Model, ModelError, ModelFiles};
 use crate::text::{self, Pipeline};
 use crate::vocab::VocabError;
@@ -55,8 +58,12 @@ pub struct TranslateOptions {
     pub arithmetic: ArithmeticChoice,
     /// Print per-layer values to stderr (Marian's `debug()` format).
     pub debug: bool,
-    /// Most sentences decoded together.
+    /// Most sentences of one model decoded together.
     pub max_batch: usize,
+    /// Compute threads (0: one per physical core).
+    pub threads: usize,
+    /// Pin compute thread i to core N + i (Linux).
+    pub pin_from_core: Option<usize>,
     /// Leave links, e-mail addresses, emoji and mentions to the model (sentence splitting and
     /// spacing stay): for line-for-line comparisons with other engines.
     pub raw: bool,
@@ -79,6 +86,8 @@ impl TranslateOptions {
             arithmetic: ArithmeticChoice::Auto,
             debug: false,
             max_batch: 64,
+            threads: 0,
+            pin_from_core: None,
             raw: false,
             split_sentences: true,
             fetch: None,
@@ -92,6 +101,8 @@ pub enum TranslateError {
     Model(#[from] ModelError),
     #[error(transparent)]
     Decode(#[from] DecodeError),
+    #[error(transparent)]
+    Engine(#[from] EngineError),
     #[error(transparent)]
     Vocab(#[from] VocabError),
     #[error("{0}")]
@@ -124,17 +135,16 @@ pub enum TranslateError {
     Output(#[source] std::io::Error),
 }
 
-/// Loaded models (one, or two through English) with their search settings.
+/// Loaded models (one, or two through English) with their search settings, on a shared engine.
+/// Clones share the models and the engine, so several threads can translate at once and their
+/// sentences are decoded together.
+#[derive(Clone)]
 pub struct Translator {
     /// The models a sentence goes through, in order.
-    stages: Vec<Model>,
-    kernels: &'static Kernels,
-    arith: Arithmetic,
-    debug: bool,
+    stages: Vec<Arc<Model>>,
+    engine: Arc<Engine>,
     search: SearchOptions,
     pipeline: Pipeline,
-    /// One working memory for every stage: they run one after the other.
-    buffers: Buffers,
 }
 
 impl Translator {
@@ -184,9 +194,27 @@ impl Translator {
         Translator::from_files(&files, opts)
     }
 
-    /// Loads the models of `files` (one direct, or from→en and en→to) with `opts`' settings.
+    /// Loads the models of `files` (one direct, or from→en and en→to) with `opts`' settings, on
+    /// an engine of their own.
     pub fn from_files(files: &[ModelFiles], opts: &TranslateOptions) -> Result<Translator, TranslateError> {
-        let stages = files.iter().map(|f| Model::load(f, opts.shortlist)).collect::<Result<Vec<_>, _>>()?;
+        let stages =
+            files.iter().map(|f| Model::load(f, opts.shortlist).map(Arc::new)).collect::<Result<Vec<_>, _>>()?;
+        let engine = Engine::new(&EngineOptions {
+            threads: opts.threads,
+            max_batch: opts.max_batch.max(1),
+            arithmetic: opts.arithmetic.resolve(),
+            debug: opts.debug,
+            pin_from_core: opts.pin_from_core,
+        })?;
+        Translator::on_engine(Arc::new(engine), stages, opts)
+    }
+
+    /// A translator through `stages` on an engine shared with other callers.
+    pub fn on_engine(
+        engine: Arc<Engine>,
+        stages: Vec<Arc<Model>>,
+        opts: &TranslateOptions,
+    ) -> Result<Translator, TranslateError> {
         if stages.is_empty() {
             return Err(TranslateError::Model(ModelError::NotFound {
                 from: opts.from.clone(),
@@ -194,21 +222,12 @@ impl Translator {
                 dir: opts.models.clone(),
             }));
         }
-        let kernels = reseam_kernels::dispatch::kernels().map_err(|e| TranslateError::Kernels(e.to_string()))?;
         let search =
             SearchOptions { shortlist: opts.shortlist, max_batch: opts.max_batch.max(1), ..Default::default() };
         let mut text = text::Options::new(&opts.from, &opts.to);
         text.raw = opts.raw;
         text.split_sentences = opts.split_sentences;
-        Ok(Translator {
-            stages,
-            kernels,
-            arith: opts.arithmetic.resolve(),
-            debug: opts.debug,
-            search,
-            pipeline: Pipeline::new(&text)?,
-            buffers: Buffers::default(),
-        })
+        Ok(Translator { stages, engine, search, pipeline: Pipeline::new(&text)? })
     }
 
     /// The first model a sentence goes through (the only one without pivoting).
@@ -217,101 +236,121 @@ impl Translator {
     }
 
     /// Every model a sentence goes through, in order.
-    pub fn models(&self) -> &[Model] {
+    pub fn models(&self) -> &[Arc<Model>] {
         &self.stages
     }
 
     pub fn arithmetic(&self) -> Arithmetic {
-        self.arith
+        self.engine.arithmetic()
+    }
+
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    pub fn kernels(&self) -> &'static Kernels {
+        self.engine.kernels()
     }
 
     /// Translates posts (texts with any line breaks, as `serve` receives them): one output per
     /// post, with links, mentions, spacing and line breaks kept (see [`crate::text`]).
-    pub fn translate_posts(&mut self, posts: &[&str]) -> Result<Vec<String>, TranslateError> {
-        let pipeline = self.pipeline.clone();
-        Ok(pipeline.translate_posts(posts, self)?)
+    pub fn translate_posts(&self, posts: &[&str]) -> Result<Vec<String>, TranslateError> {
+        let mut me = self;
+        Ok(self.pipeline.translate_posts(posts, &mut me)?)
     }
 
     /// Translates each text as one sentence (cut into chunks only when it reaches the model's
     /// limit), through every stage; one output per input.
-    pub fn translate_sentences(&mut self, sentences: &[&str]) -> Result<Vec<String>, TranslateError> {
-        let mut texts: Vec<String> = sentences.iter().map(|s| s.to_string()).collect();
-        for stage in 0..self.stages.len() {
-            texts = self.translate_stage(stage, &texts.iter().map(String::as_str).collect::<Vec<_>>())?;
-        }
-        Ok(texts)
-    }
-
-    fn translate_stage(&mut self, stage: usize, sentences: &[&str]) -> Result<Vec<String>, TranslateError> {
-        let model = &self.stages[stage];
-        let ids = sentences.iter().map(|s| model.src_vocab.encode(s)).collect::<Result<Vec<_>, _>>()?;
-        let buffers = std::mem::take(&mut self.buffers);
-        let mut decoder = Decoder::with_buffers(model, self.kernels, self.arith, self.debug, buffers);
-        let outputs = decoder.translate(&ids, &self.search);
-        self.buffers = decoder.into_buffers();
-        let mut texts = Vec::with_capacity(sentences.len());
-        for chunks in outputs? {
-            let parts = chunks.iter().map(|ids| model.trg_vocab.decode(ids)).collect::<Result<Vec<_>, _>>()?;
-            // Chunks of one over-long sentence are joined with a space, as Firefox joins them.
-            texts.push(parts.into_iter().filter(|p| !p.is_empty()).collect::<Vec<_>>().join(" "));
-        }
-        Ok(texts)
+    pub fn translate_sentences(&self, sentences: &[&str]) -> Result<Vec<String>, TranslateError> {
+        let texts = sentences.iter().map(|s| s.to_string()).collect();
+        Ok(self.engine.translate(&self.stages, texts, &self.search)?)
     }
 
     /// Reads `input` line by line and writes one line per input line. With `interactive` (a person
     /// is typing, or reading the output as it comes) each line is translated and flushed on its
-    /// own; otherwise lines are translated in batches. `progress` is told how many lines are done.
+    /// own; otherwise blocks of lines are read while earlier blocks are being translated, several
+    /// in flight so the engine batches their sentences, and written in order. `progress` is told
+    /// how many lines are done.
     pub fn translate_stream(
-        &mut self,
+        &self,
         mut input: impl BufRead,
         mut output: impl Write,
         interactive: bool,
         progress: &mut dyn FnMut(usize),
     ) -> Result<usize, TranslateError> {
-        let batch_lines = if interactive { 1 } else { 256 };
+        let block_lines = if interactive { 1 } else { STREAM_BLOCK_LINES };
+        let in_flight = if interactive { 1 } else { 2 * self.engine.threads() + 2 };
+        let mut read = 0;
         let mut done = 0;
-        let mut eof = false;
-        while !eof {
-            let mut lines: Vec<(String, &'static str)> = Vec::new();
-            while lines.len() < batch_lines {
-                let mut buf = Vec::new();
-                let n = input.read_until(b'\n', &mut buf).map_err(TranslateError::Input)?;
-                if n == 0 {
-                    eof = true;
-                    break;
+        std::thread::scope(|scope| {
+            let mut blocks = VecDeque::new();
+            let mut eof = false;
+            loop {
+                while !eof && blocks.len() < in_flight {
+                    let lines = read_block(&mut input, block_lines, read, &mut eof)?;
+                    if lines.is_empty() {
+                        break;
+                    }
+                    read += lines.len();
+                    let me = self.clone();
+                    blocks.push_back(scope.spawn(move || {
+                        let refs: Vec<&str> = lines.iter().map(|(l, _)| l.as_str()).collect();
+                        me.translate_posts(&refs).map(|t| (t, lines))
+                    }));
                 }
-                let newline = if buf.last() == Some(&b'\n') {
-                    buf.pop();
-                    "\n"
-                } else {
-                    ""
-                };
-                let text =
-                    String::from_utf8(buf).map_err(|_| TranslateError::InvalidUtf8 { line: done + lines.len() + 1 })?;
-                lines.push((text, newline));
-            }
-            if lines.is_empty() {
-                break;
-            }
-            let refs: Vec<&str> = lines.iter().map(|(l, _)| l.as_str()).collect();
-            let translated = self.translate_posts(&refs)?;
-            for (t, (_, nl)) in translated.iter().zip(&lines) {
-                output.write_all(t.as_bytes()).map_err(TranslateError::Output)?;
-                output.write_all(nl.as_bytes()).map_err(TranslateError::Output)?;
+                let Some(block) = blocks.pop_front() else { break };
+                let (translated, lines) =
+                    block.join().map_err(|_| EngineError::Internal("a translating thread panicked".into()))??;
+                for (t, (_, nl)) in translated.iter().zip(&lines) {
+                    output.write_all(t.as_bytes()).map_err(TranslateError::Output)?;
+                    output.write_all(nl.as_bytes()).map_err(TranslateError::Output)?;
+                }
                 if interactive {
                     output.flush().map_err(TranslateError::Output)?;
                 }
+                done += lines.len();
+                progress(done);
             }
-            done += lines.len();
-            progress(done);
-        }
-        output.flush().map_err(TranslateError::Output)?;
-        Ok(done)
+            output.flush().map_err(TranslateError::Output)?;
+            Ok(done)
+        })
     }
 }
 
+/// Lines per block of a non-interactive stream: enough sentences to fill the engine's batches
+/// with a few blocks in flight.
+const STREAM_BLOCK_LINES: usize = 64;
+
+/// Up to `n` lines with their line ending; `before` lines were read earlier (for error messages).
+fn read_block(
+    input: &mut impl BufRead,
+    n: usize,
+    before: usize,
+    eof: &mut bool,
+) -> Result<Vec<(String, &'static str)>, TranslateError> {
+    let mut lines = Vec::new();
+    while lines.len() < n {
+        let mut buf = Vec::new();
+        let got = input.read_until(b'\n', &mut buf).map_err(TranslateError::Input)?;
+        if got == 0 {
+            *eof = true;
+            break;
+        }
+        let newline = if buf.last() == Some(&b'\n') {
+            buf.pop();
+            "\n"
+        } else {
+            ""
+        };
+        let text =
+            String::from_utf8(buf).map_err(|_| TranslateError::InvalidUtf8 { line: before + lines.len() + 1 })?;
+        lines.push((text, newline));
+    }
+    Ok(lines)
+}
+
 /// The engine behind the social-post text pipeline: segments are sentences (or pieces of one).
-impl crate::text::SegmentTranslator for Translator {
+impl crate::text::SegmentTranslator for &Translator {
     fn translate(&mut self, segments: &[&str]) -> Result<Vec<String>, crate::text::TranslatorError> {
         self.translate_sentences(segments).map_err(|e| Box::new(e) as crate::text::TranslatorError)
     }

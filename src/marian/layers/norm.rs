@@ -61,6 +61,7 @@ pub fn layer_norm(x: &[f32], gamma: &[f32], beta: &[f32], out: &mut [f32]) {
 
 /// `layer_norm(a + b)` for a residual connection, in place in `a`.
 pub fn add_layer_norm(a: &mut [f32], b: &[f32], gamma: &[f32], beta: &[f32], scratch: &mut Vec<f32>) {
+    let _t = crate::profile::time(crate::profile::Kind::LayerNorm);
     scratch.clear();
     scratch.extend(a.iter().zip(b).map(|(x, y)| x + y));
     layer_norm(scratch, gamma, beta, a);

@@ -12,7 +12,8 @@ use reseam_kernels::{Arithmetic, Kernels, ShapeError};
 
 use crate::marian::Model;
 use crate::marian::layers::softmax::log_softmax;
-use crate::marian::transformer::{DecoderState, ShortOutput, StepInput, Workspace};
+use crate::marian::transformer::{DecoderState, EncoderOut, Runtime, ShortOutput, StepInput, StepRow, Workspace};
+use crate::profile::{self, Kind};
 
 /// Search settings (Firefox's values by default).
 #[derive(Clone, Debug)]
@@ -42,10 +43,10 @@ pub enum DecodeError {
     NoShortlist,
 }
 
-/// One sentence in flight.
-struct Slot {
-    /// Index of the chunk this slot translates.
-    chunk: usize,
+/// One sentence in flight: its decoder state, its output so far, its path score, its own
+/// shortlist and its own length limit. A slot joins a step whenever it is ready and leaves when
+/// [`Slot::is_done`]; nothing in it depends on the slots it shares a step with.
+pub struct Slot {
     state: DecoderState,
     out: Vec<u32>,
     path: f32,
@@ -54,21 +55,110 @@ struct Slot {
     done: bool,
 }
 
-/// Working memory of a decoder, kept between calls so it is allocated once.
+impl Slot {
+    /// A sentence ready for its first decoder step: `src` are its source ids including `</s>`,
+    /// `enc` their encoder result.
+    pub fn new(model: &Model, enc: EncoderOut, src: &[u32], opts: &SearchOptions) -> Result<Slot, DecodeError> {
+        let short = if opts.shortlist {
+            let _t = crate::profile::time(crate::profile::Kind::Shortlist);
+            let sl = model.shortlist.as_ref().ok_or(DecodeError::NoShortlist)?;
+            let ids = sl.candidates(src, model.shared_vocab, model.marian.trg_vocab());
+            Some(model.marian.output().shortlisted(ids))
+        } else {
+            None
+        };
+        Ok(Slot {
+            limit: length_limit(src.len(), opts.max_length_factor),
+            state: model.marian.start(enc),
+            out: Vec::new(),
+            path: 0.0,
+            short,
+            done: false,
+        })
+    }
+
+    /// Whether the sentence has ended (`</s>` or its length limit).
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// The output ids so far, without `</s>`.
+    pub fn output(&self) -> &[u32] {
+        &self.out
+    }
+
+    pub fn into_output(self) -> Vec<u32> {
+        self.out
+    }
+}
+
+impl StepRow for Slot {
+    fn state(&self) -> &DecoderState {
+        &self.state
+    }
+    fn state_mut(&mut self) -> &mut DecoderState {
+        &mut self.state
+    }
+    fn input(&self) -> StepInput {
+        StepInput { prev: self.out.last().copied(), pos: self.out.len() }
+    }
+}
+
+/// Working memory of the greedy search, kept between calls so that it is allocated once and a
+/// step allocates nothing.
 #[derive(Default)]
 pub struct Buffers {
     ws: Workspace,
     logits: Vec<f32>,
 }
 
+impl Buffers {
+    /// The model's scratch memory (the encoder runs in it too).
+    pub fn workspace(&mut self) -> &mut Workspace {
+        &mut self.ws
+    }
+}
+
+/// One greedy step of every slot in `slots` (all of one model, none done): the decoder step,
+/// the output layer, and each slot's choice. Slots that end are marked done; the caller takes
+/// them out before the next step.
+pub fn step(rt: &Runtime, model: &Model, buf: &mut Buffers, slots: &mut [Slot]) -> Result<(), DecodeError> {
+    let rows = slots.len();
+    if rows == 0 {
+        return Ok(());
+    }
+    let m = &model.marian;
+    m.step(rt, &mut buf.ws, slots)?;
+    let vocab = m.trg_vocab();
+    if buf.logits.len() < rows * vocab {
+        buf.logits.resize(rows * vocab, 0.0);
+    }
+    m.logits(rt, &mut buf.ws, rows, &|r| slots[r].short.as_ref(), &mut buf.logits, vocab)?;
+    let (eos, unk) = (model.trg_vocab.eos(), model.trg_vocab.unk());
+    for (r, slot) in slots.iter_mut().enumerate() {
+        let ids = slot.short.as_ref().map(|s| s.ids.as_slice());
+        let n = ids.map(|v| v.len()).unwrap_or(vocab);
+        let row = &mut buf.logits[r * vocab..r * vocab + n];
+        let (col, score) = choose(row, slot.path, ids, unk);
+        let token = ids.map(|v| v[col]).unwrap_or(col as u32);
+        slot.path = score;
+        if token == eos {
+            slot.done = true;
+        } else {
+            slot.out.push(token);
+            if slot.out.len() >= slot.limit {
+                slot.done = true;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The greedy decoder for one model.
 pub struct Decoder<'m> {
     model: &'m Model,
-    kernels: &'m Kernels,
-    arith: Arithmetic,
-    debug: bool,
-    ws: Workspace,
-    logits: Vec<f32>,
+    rt: Runtime<'m>,
+    buf: Buffers,
 }
 
 /// Output token limit for a source of `len` pieces including `</s>`: Marian stops once
@@ -96,18 +186,14 @@ impl<'m> Decoder<'m> {
         kernels: &'m Kernels,
         arith: Arithmetic,
         debug: bool,
-        b: Buffers,
+        buf: Buffers,
     ) -> Decoder<'m> {
-        Decoder { model, kernels, arith, debug, ws: b.ws, logits: b.logits }
+        Decoder { model, rt: Runtime { kernels, arith, debug }, buf }
     }
 
     /// Gives the working memory back for the next decoder.
     pub fn into_buffers(self) -> Buffers {
-        Buffers { ws: self.ws, logits: self.logits }
-    }
-
-    fn runtime(&self) -> crate::marian::transformer::Runtime<'m> {
-        crate::marian::transformer::Runtime { kernels: self.kernels, arith: self.arith, debug: self.debug }
+        self.buf
     }
 
     /// Translates sentences given as source piece ids (without `</s>`). Returns, per sentence, the
@@ -118,7 +204,6 @@ impl<'m> Decoder<'m> {
         sentences: &[Vec<u32>],
         opts: &SearchOptions,
     ) -> Result<Vec<Vec<Vec<u32>>>, DecodeError> {
-        let eos = self.model.trg_vocab.eos();
         // Flatten into chunks, remembering their sentence.
         let mut inputs: Vec<Vec<u32>> = Vec::new();
         let mut owner: Vec<usize> = Vec::new();
@@ -135,7 +220,7 @@ impl<'m> Decoder<'m> {
         let mut order: Vec<usize> = (0..inputs.len()).filter(|&i| inputs[i].len() > 1).collect();
         order.sort_by_key(|&i| inputs[i].len());
         for batch in order.chunks(opts.max_batch.max(1)) {
-            self.run_batch(&inputs, batch, opts, eos, &mut outputs)?;
+            self.run_batch(&inputs, batch, opts, &mut outputs)?;
         }
         let mut result: Vec<Vec<Vec<u32>>> = vec![Vec::new(); sentences.len()];
         for (c, out) in outputs.into_iter().enumerate() {
@@ -144,110 +229,66 @@ impl<'m> Decoder<'m> {
         Ok(result)
     }
 
+    /// Encodes a batch and steps its slots until all are done, each leaving as it ends.
     fn run_batch(
         &mut self,
         inputs: &[Vec<u32>],
         batch: &[usize],
         opts: &SearchOptions,
-        eos: u32,
         outputs: &mut [Vec<u32>],
     ) -> Result<(), DecodeError> {
-        let rt = self.runtime();
         let model = self.model;
         let srcs: Vec<&[u32]> = batch.iter().map(|&i| inputs[i].as_slice()).collect();
-        let encoded = model.marian.encode(&rt, &mut self.ws, &srcs)?;
+        let encoded = model.marian.encode(&self.rt, &mut self.buf.ws, &srcs)?;
         let mut slots = Vec::with_capacity(batch.len());
-        for ((&chunk, enc), src) in batch.iter().zip(encoded).zip(&srcs) {
-            let short = if opts.shortlist {
-                let sl = model.shortlist.as_ref().ok_or(DecodeError::NoShortlist)?;
-                let ids = sl.candidates(src, model.shared_vocab, model.marian.trg_vocab());
-                Some(model.marian.output().shortlisted(ids))
-            } else {
-                None
-            };
-            slots.push(Slot {
-                chunk,
-                limit: length_limit(src.len(), opts.max_length_factor),
-                state: model.marian.start(enc),
-                out: Vec::new(),
-                path: 0.0,
-                short,
-                done: false,
-            });
+        for (enc, src) in encoded.into_iter().zip(&srcs) {
+            slots.push(Slot::new(model, enc, src, opts)?);
         }
-        let vocab = model.marian.trg_vocab();
-        let unk = model.trg_vocab.unk();
-        while slots.iter().any(|s| !s.done) {
-            let alive: Vec<usize> = (0..slots.len()).filter(|&i| !slots[i].done).collect();
-            let inputs: Vec<StepInput> = alive
-                .iter()
-                .map(|&i| StepInput { prev: slots[i].out.last().copied(), pos: slots[i].out.len() })
-                .collect();
-            {
-                let mut states: Vec<&mut DecoderState> =
-                    slots.iter_mut().filter(|s| !s.done).map(|s| &mut s.state).collect();
-                model.marian.step(&rt, &mut self.ws, &mut states, &inputs)?;
-            }
-            let rows = alive.len();
-            if self.logits.len() < rows * vocab {
-                self.logits.resize(rows * vocab, 0.0);
-            }
-            let shorts: Option<Vec<&ShortOutput>> =
-                if opts.shortlist { alive.iter().map(|&i| slots[i].short.as_ref()).collect() } else { None };
-            model.marian.logits(&rt, &mut self.ws, rows, shorts.as_deref(), &mut self.logits, vocab)?;
-            for (r, &i) in alive.iter().enumerate() {
-                let slot = &mut slots[i];
-                let ids = slot.short.as_ref().map(|s| s.ids.as_slice());
-                let n = ids.map(|v| v.len()).unwrap_or(vocab);
-                let row = &mut self.logits[r * vocab..r * vocab + n];
-                let (col, score) = choose(row, slot.path, ids, unk);
-                let token = ids.map(|v| v[col]).unwrap_or(col as u32);
-                slot.path = score;
-                if token == eos {
-                    slot.done = true;
+        // Which chunk each slot translates; kept in step with `slots` as finished ones leave.
+        let mut owners: Vec<usize> = batch.to_vec();
+        while !slots.is_empty() {
+            step(&self.rt, model, &mut self.buf, &mut slots)?;
+            let mut i = 0;
+            while i < slots.len() {
+                if slots[i].is_done() {
+                    outputs[owners.swap_remove(i)] = slots.swap_remove(i).into_output();
                 } else {
-                    slot.out.push(token);
-                    if slot.out.len() >= slot.limit {
-                        slot.done = true;
-                    }
+                    i += 1;
                 }
             }
         }
-        for s in slots {
-            outputs[s.chunk] = s.out;
-        }
         Ok(())
     }
-
     /// Teacher-forced log-probabilities of each target (ids including the final `</s>`) given its
     /// source (ids including `</s>`), over the full vocabulary: what
     /// `marian score --word-scores` reports. Pairs are scored together in batches.
     pub fn score(&mut self, pairs: &[(&[u32], &[u32])], max_batch: usize) -> Result<Vec<Vec<f32>>, DecodeError> {
-        let rt = self.runtime();
+        let rt = self.rt;
         let model = self.model;
         let vocab = model.marian.trg_vocab();
         let mut result = Vec::with_capacity(pairs.len());
         for batch in pairs.chunks(max_batch.max(1)) {
             let srcs: Vec<&[u32]> = batch.iter().map(|p| p.0).collect();
-            let encoded = model.marian.encode(&rt, &mut self.ws, &srcs)?;
+            let encoded = model.marian.encode(&rt, &mut self.buf.ws, &srcs)?;
             let mut states: Vec<DecoderState> = encoded.into_iter().map(|e| model.marian.start(e)).collect();
             let mut scores: Vec<Vec<f32>> = batch.iter().map(|p| Vec::with_capacity(p.1.len())).collect();
             let longest = batch.iter().map(|p| p.1.len()).max().unwrap_or(0);
             for t in 0..longest {
                 let alive: Vec<usize> = (0..batch.len()).filter(|&i| t < batch[i].1.len()).collect();
-                let inputs: Vec<StepInput> = alive
-                    .iter()
-                    .map(|&i| StepInput { prev: if t == 0 { None } else { Some(batch[i].1[t - 1]) }, pos: t })
+                let mut live: Vec<(&mut DecoderState, StepInput)> = states
+                    .iter_mut()
+                    .enumerate()
+                    .filter(|(i, _)| t < batch[*i].1.len())
+                    .map(|(i, s)| (s, StepInput { prev: if t == 0 { None } else { Some(batch[i].1[t - 1]) }, pos: t }))
                     .collect();
-                let mut live: Vec<&mut DecoderState> =
-                    states.iter_mut().enumerate().filter(|(i, _)| t < batch[*i].1.len()).map(|(_, s)| s).collect();
-                model.marian.step(&rt, &mut self.ws, &mut live, &inputs)?;
-                if self.logits.len() < alive.len() * vocab {
-                    self.logits.resize(alive.len() * vocab, 0.0);
+                model.marian.step(&rt, &mut self.buf.ws, &mut live)?;
+                let logits = &mut self.buf.logits;
+                if logits.len() < alive.len() * vocab {
+                    logits.resize(alive.len() * vocab, 0.0);
                 }
-                model.marian.logits(&rt, &mut self.ws, alive.len(), None, &mut self.logits, vocab)?;
+                model.marian.logits(&rt, &mut self.buf.ws, alive.len(), &|_| None, logits, vocab)?;
                 for (r, &i) in alive.iter().enumerate() {
-                    let row = &mut self.logits[r * vocab..(r + 1) * vocab];
+                    let row = &mut logits[r * vocab..(r + 1) * vocab];
                     log_softmax(row);
                     let tok = batch[i].1[t] as usize;
                     scores[i].push(row.get(tok).copied().unwrap_or(f32::NEG_INFINITY));
@@ -263,7 +304,11 @@ impl<'m> Decoder<'m> {
 /// first maximum (`std::partial_sort` with beam 1 keeps the earliest of equal scores). Returns
 /// the column and its new path score.
 pub fn choose(row: &mut [f32], path: f32, ids: Option<&[u32]>, unk: u32) -> (usize, f32) {
-    log_softmax(row);
+    {
+        let _t = profile::time(Kind::Softmax);
+        log_softmax(row);
+    }
+    let _t = profile::time(Kind::Argmax);
     let unk_col = match ids {
         Some(v) => v.iter().position(|&i| i == unk),
         None => Some(unk as usize),

@@ -24,28 +24,61 @@ pub struct StepInput {
     pub pos: usize,
 }
 
+/// One row of a decoder step: a sentence's state and what it reads at this step. The search's
+/// slots implement it, so a step runs over them in place.
+pub trait StepRow {
+    fn state(&self) -> &DecoderState;
+    fn state_mut(&mut self) -> &mut DecoderState;
+    fn input(&self) -> StepInput;
+}
+
+/// A bare state with its input (teacher forcing and tests).
+impl StepRow for (&mut DecoderState, StepInput) {
+    fn state(&self) -> &DecoderState {
+        self.0
+    }
+    fn state_mut(&mut self) -> &mut DecoderState {
+        self.0
+    }
+    fn input(&self) -> StepInput {
+        self.1
+    }
+}
+
 impl Marian {
     /// The state before the first step (all SSRU cells zero, as Marian's `startState`).
     pub fn start(&self, enc: EncoderOut) -> DecoderState {
         DecoderState { enc, cells: vec![0.0; self.dec.len() * self.config.dim] }
     }
 
-    /// Runs one step for `states.len()` sentences; returns the final hidden rows (`rows × d`) in
+    /// Runs one step for `states.len()` sentences, each reading its own input; returns the final hidden rows (`rows × d`) in
     /// `ws`, ready for [`Marian::logits`].
-    pub fn step(
+    pub fn step<S: StepRow>(&self, rt: &Runtime, ws: &mut Workspace, states: &mut [S]) -> Result<(), ShapeError> {
+        // Each row is its own activation group (per-sentence scales of dynamic int8 models); the
+        // list is kept in the workspace so that a step allocates nothing.
+        let mut groups = std::mem::take(&mut ws.groups);
+        groups.clear();
+        groups.extend((0..states.len()).map(|r| r..r + 1));
+        let result = self.step_rows(rt, ws, states, &groups);
+        ws.groups = groups;
+        result
+    }
+
+    fn step_rows<S: StepRow>(
         &self,
         rt: &Runtime,
         ws: &mut Workspace,
-        states: &mut [&mut DecoderState],
-        inputs: &[StepInput],
+        states: &mut [S],
+        groups: &[std::ops::Range<usize>],
     ) -> Result<(), ShapeError> {
         let d = self.config.dim;
         let (heads, dk) = (self.config.heads, self.config.head_dim());
         let scale = 1.0f32 / (dk as f32).sqrt();
         let rows = states.len();
-        let groups: Vec<_> = (0..rows).map(|r| r..r + 1).collect();
+        let groups = &groups[..rows];
         let x = grow(&mut ws.x, rows * d);
-        for (inp, row) in inputs.iter().zip(x.chunks_exact_mut(d)) {
+        for (st, row) in states.iter().zip(x.chunks_exact_mut(d)) {
+            let inp = st.input();
             self.embed(&self.trg_emb, inp.prev, inp.pos, row);
         }
         dump(rt, "decoder_emb", "embeddings", &[rows, d], x);
@@ -53,10 +86,10 @@ impl Marian {
         for (l, layer) in self.dec.iter().enumerate() {
             // SSRU: c = σ(f)·c' + (1−σ(f))·x̃ with x̃ = y·W, f = y·Wf + bf; output relu(c).
             let xf = grow(&mut ws.y, rows * 2 * d);
-            fused(rt, &mut ws.int8, &layer.ssru, &ws.x[..rows * d], rows, &groups, xf, &mut ws.wide)?;
+            fused(rt, &mut ws.int8, &layer.ssru, &ws.x[..rows * d], rows, groups, xf, &mut ws.wide)?;
             let hrow = grow(&mut ws.z, rows * d);
             for (r, st) in states.iter_mut().enumerate() {
-                let c = &mut st.cells[l * d..(l + 1) * d];
+                let c = &mut st.state_mut().cells[l * d..(l + 1) * d];
                 let xw = &xf[r * 2 * d..r * 2 * d + d];
                 let f = &xf[r * 2 * d + d..(r + 1) * 2 * d];
                 for i in 0..d {
@@ -72,18 +105,20 @@ impl Marian {
 
             // Cross-attention over the sentence's own keys and values.
             let q = grow(&mut ws.y, rows * d);
-            linear(rt, &mut ws.int8, &layer.q, &ws.x[..rows * d], rows, &groups, false, q)?;
+            linear(rt, &mut ws.int8, &layer.q, &ws.x[..rows * d], rows, groups, false, q)?;
             let ctx = grow(&mut ws.ctx, rows * d);
             for (r, st) in states.iter().enumerate() {
-                let kv = &st.enc.kv[l];
+                let enc = &st.state().enc;
+                let kv = &enc.kv[l];
                 for h in 0..heads {
+                    let _t = crate::profile::time(crate::profile::Kind::Attention);
                     attend(
                         rt.kernels,
                         View { data: &q[r * d..(r + 1) * d], stride: d, col: h * dk },
                         1,
                         View { data: kv, stride: 2 * d, col: h * dk },
                         View { data: kv, stride: 2 * d, col: d + h * dk },
-                        st.enc.len,
+                        enc.len,
                         dk,
                         scale,
                         &mut ws.scores,
@@ -94,13 +129,13 @@ impl Marian {
                 }
             }
             let o = grow(&mut ws.z, rows * d);
-            linear(rt, &mut ws.int8, &layer.wo, ctx, rows, &groups, false, o)?;
+            linear(rt, &mut ws.int8, &layer.wo, ctx, rows, groups, false, o)?;
             let x = &mut ws.x[..rows * d];
             add_layer_norm(x, o, &layer.ln_ctx.gamma, &layer.ln_ctx.beta, &mut ws.norm);
             dump(rt, &format!("{}_context", layer.name), "layer_normalization", &[rows, d], x);
 
             let f = grow(&mut ws.z, rows * d);
-            ffn(rt, &mut ws.int8, &mut ws.hidden, &mut ws.wide, &layer.ffn, &ws.x[..rows * d], rows, &groups, f)?;
+            ffn(rt, &mut ws.int8, &mut ws.hidden, &mut ws.wide, &layer.ffn, &ws.x[..rows * d], rows, groups, f)?;
             let x = &mut ws.x[..rows * d];
             add_layer_norm(x, f, &layer.ln_ffn.gamma, &layer.ln_ffn.beta, &mut ws.norm);
             dump(rt, &format!("{}_ffn", layer.name), "layer_normalization", &[rows, d], x);
@@ -109,17 +144,18 @@ impl Marian {
     }
 
     /// Logits of the rows the last [`Marian::step`] left in `ws`: row `r` over the full vocabulary,
-    /// or over `short[r]`'s ids, written at `out[r * stride ..]`.
-    pub fn logits(
+    /// or over `short(r)`'s ids when it has a shortlist, written at `out[r * stride ..]`.
+    pub fn logits<'s>(
         &self,
         rt: &Runtime,
         ws: &mut Workspace,
         rows: usize,
-        short: Option<&[&ShortOutput]>,
+        short: &dyn Fn(usize) -> Option<&'s ShortOutput>,
         out: &mut [f32],
         stride: usize,
     ) -> Result<(), ShapeError> {
         let d = self.config.dim;
+        let _t = crate::profile::time(crate::profile::Kind::OutputProduct);
         self.out.forward(rt.kernels, rt.arith, &ws.x[..rows * d], d, rows, short, out, stride, &mut ws.int8.a)?;
         dump(rt, "decoder_ff_logit_out", "affine", &[rows, stride], &out[..rows * stride]);
         Ok(())

@@ -56,6 +56,7 @@ impl Marian {
                 let base = &qkv[g.start * 3 * d..g.end * 3 * d];
                 for h in 0..heads {
                     let view = |col| View { data: base, stride: 3 * d, col };
+                    let _t = crate::profile::time(crate::profile::Kind::Attention);
                     attend(
                         rt.kernels,
                         view(h * dk),

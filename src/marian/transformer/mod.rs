@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use reseam_kernels::{Arithmetic, Kernels, ShapeError};
 
-pub use decoder::{DecoderState, StepInput};
+pub use decoder::{DecoderState, StepInput, StepRow};
 pub use encoder::EncoderOut;
 pub use output::{OutputLayer, ShortOutput};
 pub use weights::WeightError;
@@ -25,6 +25,7 @@ use crate::marian::config::Config;
 use crate::marian::layers::debug;
 use crate::marian::layers::linear::{Int8Scratch, Linear};
 use crate::marian::layers::position::PositionTable;
+use crate::profile::{self, Kind};
 use weights::{Fused, Items, Norm};
 
 /// How a model's weights are stored, which decides its arithmetic.
@@ -58,6 +59,7 @@ pub struct Workspace {
     hidden: Vec<u8>,
     scores: Vec<f32>,
     int8: Int8Scratch,
+    groups: Vec<Range<usize>>,
 }
 
 /// Grows a buffer to at least `n` elements without shrinking it.
@@ -246,6 +248,7 @@ impl Marian {
 
     /// Embedding rows scaled by `sqrt(d)`, plus the position signal.
     fn embed(&self, table: &[f32], id: Option<u32>, pos: usize, out: &mut [f32]) {
+        let _t = profile::time(Kind::Embeddings);
         let d = self.config.dim;
         match id {
             Some(id) => {
@@ -273,6 +276,7 @@ fn linear(
     relu: bool,
     out: &mut [f32],
 ) -> Result<(), ShapeError> {
+    let _t = profile::time(Kind::Products);
     match l {
         Linear::Int8(l) => l.forward(rt.kernels, rt.arith, x, rows, groups, relu, out, s),
         Linear::Float(l) => {
@@ -331,6 +335,7 @@ fn ffn(
     if let (Linear::Int8(w1), Linear::Int8(w2)) = (&f.w1, &f.w2)
         && let (Some(_), Some(qa2)) = (w1.act_scale(), w2.act_scale())
     {
+        let _t = profile::time(Kind::Products);
         let stride = w2.packed().k_padded();
         let h = grow(hidden, rows * stride);
         w1.forward_requantized(rt.kernels, rt.arith, x, rows, true, qa2, stride, h, ws_int8)?;

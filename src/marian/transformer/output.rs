@@ -94,17 +94,17 @@ impl OutputLayer {
         }
     }
 
-    /// Logits of `rows` rows of `x` (width `d`) over the full vocabulary or, per row, over
-    /// `short[row]`'s ids; row `r` goes to `out[r * stride ..]`.
+    /// Logits of `rows` rows of `x` (width `d`) over the full vocabulary or, for a row `r` with
+    /// `short(r)`, over that shortlist's ids; row `r` goes to `out[r * stride ..]`.
     #[allow(clippy::too_many_arguments)]
-    pub fn forward(
+    pub fn forward<'s>(
         &self,
         kern: &Kernels,
         arith: Arithmetic,
         x: &[f32],
         d: usize,
         rows: usize,
-        short: Option<&[&ShortOutput]>,
+        short: &dyn Fn(usize) -> Option<&'s ShortOutput>,
         out: &mut [f32],
         stride: usize,
         a_buf: &mut Vec<u8>,
@@ -118,22 +118,20 @@ impl OutputLayer {
                 if a_buf.len() < rows * kp {
                     a_buf.resize(rows * kp, 0);
                 }
-                let mut dynamic = Vec::new();
+                // Computed again where needed rather than kept: a step allocates nothing.
+                let scale_of = |r: usize| match act {
+                    ActScale::Fixed(q) => *q,
+                    ActScale::Dynamic => dynamic_scale(&x[r * d..(r + 1) * d]),
+                };
                 for r in 0..rows {
-                    let xr = &x[r * d..(r + 1) * d];
-                    let qa = match act {
-                        ActScale::Fixed(q) => *q,
-                        ActScale::Dynamic => dynamic_scale(xr),
-                    };
-                    dynamic.push(qa);
-                    kern.quantize(xr, qa, &mut a_buf[r * kp..r * kp + d]);
+                    kern.quantize(&x[r * d..(r + 1) * d], scale_of(r), &mut a_buf[r * kp..r * kp + d]);
                 }
-                let per_row = short.is_some() || matches!(act, ActScale::Dynamic);
+                let per_row = matches!(act, ActScale::Dynamic) || (0..rows).any(|r| short(r).is_some());
                 if !per_row {
                     let a = QuantizedA { data: a_buf, rows, stride: kp };
                     let ep = Epilogue {
                         zero_fix: None,
-                        scale: Scale::Uniform(unquant_mult(dynamic[0], *qb)),
+                        scale: Scale::Uniform(unquant_mult(scale_of(0), *qb)),
                         bias: Some(bprep),
                         relu: false,
                     };
@@ -141,14 +139,17 @@ impl OutputLayer {
                 }
                 for r in 0..rows {
                     let a = QuantizedA { data: &a_buf[r * kp..(r + 1) * kp], rows: 1, stride: kp };
-                    let qa = dynamic[r];
-                    let (bm, prep): (&PackedB, Cow<[f32]>) = match (short, act) {
-                        (Some(s), ActScale::Fixed(_)) => (s[r].b.as_ref().unwrap_or(b), Cow::Borrowed(&s[r].bprep)),
+                    let qa = scale_of(r);
+                    // Dynamic activation scales (the old int8shiftAll models) prepare the bias per
+                    // row, which allocates; the shipped alphas models never take that path.
+                    let (bm, prep): (&PackedB, Cow<[f32]>) = match (short(r), act) {
+                        (Some(s), ActScale::Fixed(_)) => (s.b.as_ref().unwrap_or(b), Cow::Borrowed(&s.bprep)),
                         (Some(s), ActScale::Dynamic) => {
                             let full = Self::prepare(b, qa, *qb, bias.as_deref());
-                            (s[r].b.as_ref().unwrap_or(b), s[r].ids.iter().map(|&i| full[i as usize]).collect())
+                            (s.b.as_ref().unwrap_or(b), s.ids.iter().map(|&i| full[i as usize]).collect())
                         }
-                        (None, _) => (b, Cow::Owned(Self::prepare(b, qa, *qb, bias.as_deref()))),
+                        (None, ActScale::Fixed(_)) => (b, Cow::Borrowed(bprep.as_slice())),
+                        (None, ActScale::Dynamic) => (b, Cow::Owned(Self::prepare(b, qa, *qb, bias.as_deref()))),
                     };
                     let ep = Epilogue {
                         zero_fix: None,
@@ -162,40 +163,38 @@ impl OutputLayer {
                 Ok(())
             }
             OutputLayer::Float { emb, bias } => {
-                match short {
-                    Some(s) => {
-                        for r in 0..rows {
-                            let xr = &x[r * d..(r + 1) * d];
-                            for (c, &id) in s[r].ids.iter().enumerate() {
-                                let id = id as usize;
-                                let mut v = dot8(xr, &emb[id * d..(id + 1) * d]);
-                                if !s[r].bprep.is_empty() {
-                                    v += s[r].bprep[c];
-                                }
-                                out[r * stride + c] = v;
+                // Four sentence rows per pass over the vocabulary, so each embedding row is read
+                // once per four sentences; shortlisted rows are scored on their own.
+                let mut r0 = 0;
+                while r0 < rows {
+                    if let Some(s) = short(r0) {
+                        let xr = &x[r0 * d..(r0 + 1) * d];
+                        for (c, &id) in s.ids.iter().enumerate() {
+                            let id = id as usize;
+                            let mut v = dot8(xr, &emb[id * d..(id + 1) * d]);
+                            if !s.bprep.is_empty() {
+                                v += s.bprep[c];
                             }
+                            out[r0 * stride + c] = v;
+                        }
+                        r0 += 1;
+                        continue;
+                    }
+                    let m = (r0..rows.min(r0 + 4)).take_while(|&r| short(r).is_none()).count();
+                    let xs: [&[f32]; 4] = std::array::from_fn(|i| {
+                        let r = r0 + i.min(m - 1);
+                        &x[r * d..(r + 1) * d]
+                    });
+                    for (j, e) in emb.chunks_exact(d).enumerate() {
+                        let v = dot8_rows4(xs, e);
+                        for (i, &v) in v.iter().enumerate().take(m) {
+                            out[(r0 + i) * stride + j] = match bias {
+                                Some(b) => v + b[j],
+                                None => v,
+                            };
                         }
                     }
-                    None => {
-                        // Four sentence rows per pass over the vocabulary, so each embedding row
-                        // is read once per four sentences.
-                        for r0 in (0..rows).step_by(4) {
-                            let m = (rows - r0).min(4);
-                            let xs: [&[f32]; 4] = std::array::from_fn(|i| {
-                                let r = r0 + i.min(m - 1);
-                                &x[r * d..(r + 1) * d]
-                            });
-                            for (j, e) in emb.chunks_exact(d).enumerate() {
-                                let v = dot8_rows4(xs, e);
-                                for (i, &v) in v.iter().enumerate().take(m) {
-                                    out[(r0 + i) * stride + j] = match bias {
-                                        Some(b) => v + b[j],
-                                        None => v,
-                                    };
-                                }
-                            }
-                        }
-                    }
+                    r0 += m;
                 }
                 Ok(())
             }

@@ -208,7 +208,7 @@ fn fixture_posts_keep_their_shape_through_the_engine() {
         let mut opts = TranslateOptions::new(models, "es", "en");
         opts.arithmetic = arithmetic;
         opts.shortlist = shortlist;
-        let mut engine = Translator::load(&opts).unwrap_or_else(|e| panic!("loading {models}: {e}"));
-        check_fixture(&Options::new("es", "en"), &mut engine);
+        let engine = Translator::load(&opts).unwrap_or_else(|e| panic!("loading {models}: {e}"));
+        check_fixture(&Options::new("es", "en"), &mut &engine);
     }
 }

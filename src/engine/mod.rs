@@ -1,0 +1,190 @@
+//! The one engine every caller shares (`translate`, `serve`, `bench translate`): a queue of
+//! sentences for any loaded model, scheduled onto THREADS compute threads with continuous
+//! batching.
+//!
+//! A caller hands in sentences and the models they go through (one, or two through English);
+//! the scheduler ([`scheduler`]) encodes newly arrived sentences between decoder steps and runs
+//! one decoder step at a time over every live sentence of every model, at most MAX_BATCH per
+//! model. A sentence joins at the step after its encoder pass and leaves the step it ends; a
+//! pivoted sentence enters the second model's queue as soon as its first stage ends; a caller gets
+//! its texts back when its own sentences are done, not when a batch is. Output never depends on
+//! what else is in flight: every row of a step is computed alone except inside the int8 products,
+//! whose integer sums are exact (see [`crate::marian::search`]).
+
+mod jobs;
+mod scheduler;
+
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+
+use reseam_kernels::{Arithmetic, Kernels};
+
+use crate::marian::Model;
+use crate::marian::search::{DecodeError, SearchOptions};
+use crate::vocab::VocabError;
+
+pub use scheduler::SPLIT_ROWS_PER_THREAD;
+
+/// How the engine runs.
+#[derive(Clone, Debug)]
+pub struct EngineOptions {
+    /// Compute threads (0: one per core).
+    pub threads: usize,
+    /// Most sentences of one model in one decoder step.
+    pub max_batch: usize,
+    pub arithmetic: Arithmetic,
+    /// Print per-layer values (Marian's `debug()`); forces one sentence per step and one thread,
+    /// so the dump reads like Marian's.
+    pub debug: bool,
+    /// Pin compute thread i to core N + i (Linux).
+    pub pin_from_core: Option<usize>,
+}
+
+impl Default for EngineOptions {
+    fn default() -> EngineOptions {
+        EngineOptions {
+            threads: 0,
+            max_batch: 64,
+            arithmetic: Kernels::firefox_arithmetic(),
+            debug: false,
+            pin_from_core: None,
+        }
+    }
+}
+
+/// Why the engine could not start or a request failed.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("the int8 kernels cannot run: {0}")]
+    Kernels(String),
+    #[error("starting the compute threads failed")]
+    Threads(#[source] std::io::Error),
+    #[error(transparent)]
+    Decode(#[from] DecodeError),
+    #[error(transparent)]
+    Vocab(#[from] VocabError),
+    #[error("internal error: {0}; please report this")]
+    Internal(String),
+    #[error("the engine has stopped")]
+    Stopped,
+}
+
+/// A request: sentences through `stages` (one model, or from→en and en→to).
+pub(crate) struct Request {
+    pub stages: Vec<Arc<Model>>,
+    pub sentences: Vec<String>,
+    pub opts: SearchOptions,
+    pub reply: mpsc::Sender<Result<Vec<String>, EngineError>>,
+}
+
+/// A request in flight; [`Ticket::wait`] gives its translations, in order.
+pub struct Ticket(mpsc::Receiver<Result<Vec<String>, EngineError>>);
+
+impl Ticket {
+    pub fn wait(self) -> Result<Vec<String>, EngineError> {
+        self.0.recv().unwrap_or(Err(EngineError::Stopped))
+    }
+}
+
+/// The shared engine. Cheap to share (`Arc<Engine>`); dropping the last handle stops it after
+/// the work in flight.
+pub struct Engine {
+    tx: Option<mpsc::Sender<Request>>,
+    thread: Option<JoinHandle<()>>,
+    threads: usize,
+    arith: Arithmetic,
+    kernels: &'static Kernels,
+}
+
+impl Engine {
+    pub fn new(opts: &EngineOptions) -> Result<Engine, EngineError> {
+        let kernels = reseam_kernels::dispatch::kernels().map_err(|e| EngineError::Kernels(e.to_string()))?;
+        let threads = if opts.threads == 0 { physical_cores() } else { opts.threads };
+        let threads = if opts.debug { 1 } else { threads };
+        let pool = scheduler::pool(threads, opts.pin_from_core).map_err(EngineError::Threads)?;
+        let (tx, rx) = mpsc::channel();
+        let mut sched = scheduler::Scheduler::new(pool, kernels, opts, threads);
+        let thread = std::thread::Builder::new()
+            .name("reseam-scheduler".into())
+            .spawn(move || sched.run(rx))
+            .map_err(EngineError::Threads)?;
+        Ok(Engine { tx: Some(tx), thread: Some(thread), threads, arith: opts.arithmetic, kernels })
+    }
+
+    /// Queues `sentences` through `stages` and returns at once.
+    pub fn submit(&self, stages: &[Arc<Model>], sentences: Vec<String>, opts: &SearchOptions) -> Ticket {
+        let (reply, rx) = mpsc::channel();
+        let req = Request { stages: stages.to_vec(), sentences, opts: opts.clone(), reply };
+        if let Some(tx) = &self.tx
+            && let Err(mpsc::SendError(req)) = tx.send(req)
+        {
+            let _ = req.reply.send(Err(EngineError::Stopped));
+        }
+        Ticket(rx)
+    }
+
+    /// Translates `sentences` through `stages`, one output per sentence (chunks of an over-long
+    /// sentence joined with a space, as Firefox joins them).
+    pub fn translate(
+        &self,
+        stages: &[Arc<Model>],
+        sentences: Vec<String>,
+        opts: &SearchOptions,
+    ) -> Result<Vec<String>, EngineError> {
+        self.submit(stages, sentences, opts).wait()
+    }
+
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    pub fn arithmetic(&self) -> Arithmetic {
+        self.arith
+    }
+
+    pub fn kernels(&self) -> &'static Kernels {
+        self.kernels
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        // Closing the queue lets the scheduler finish what it holds and return.
+        self.tx.take();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Physical cores (one compute thread each): hyperthreads share a core's multiply units, which
+/// the int8 products keep busy.
+pub fn physical_cores() -> usize {
+    let logical = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    #[cfg(target_os = "linux")]
+    {
+        if let Ok(text) = std::fs::read_to_string("/proc/cpuinfo") {
+            let mut cores = std::collections::HashSet::new();
+            let (mut phys, mut core) = (None, None);
+            for line in text.lines().chain(std::iter::once("")) {
+                if line.trim().is_empty() {
+                    if let (Some(p), Some(c)) = (phys.take(), core.take()) {
+                        cores.insert((p, c));
+                    }
+                    continue;
+                }
+                let mut kv = line.splitn(2, ':');
+                match (kv.next().map(str::trim), kv.next().map(str::trim)) {
+                    (Some("physical id"), Some(v)) => phys = Some(v.to_string()),
+                    (Some("core id"), Some(v)) => core = Some(v.to_string()),
+                    _ => {}
+                }
+            }
+            if !cores.is_empty() {
+                return cores.len().min(logical);
+            }
+        }
+    }
+    logical
+}

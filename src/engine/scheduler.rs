@@ -1,0 +1,321 @@
+//! The scheduler: continuous batching over every model, on THREADS compute threads.
+//!
+//! Each compute thread owns a *part*: its share of the live sentences of every model (slots),
+//! and its own working memory. One round of the loop:
+//! 1. takes in new requests (waiting only when there is no work at all);
+//! 2. admits queued chunks, oldest first and model after model in turn, into the parts with the
+//!    fewest rows, at most MAX_BATCH live per model and, while others are decoding, a bounded
+//!    number of source pieces, so that decoding sentences keep moving;
+//! 3. runs every part at once: each thread encodes the chunks it was given and runs one decoder
+//!    step over each model's slots in its part, without barriers inside;
+//! 4. hands the finished chunks to their requests (a pivoted sentence's second stage is queued
+//!    here) and moves slots between parts so that they stay within one row of each other.
+//!
+//! So the work is split by rows: each thread takes a contiguous share of all rows of all models'
+//! step. With fewer live rows than threads the spare threads idle.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::mpsc::{self, RecvTimeoutError, TryRecvError};
+use std::time::Duration;
+
+use rayon::prelude::*;
+use reseam_kernels::Kernels;
+
+use super::jobs::{Jobs, Owner, Queued, Unit};
+use super::{EngineError, EngineOptions, Request};
+use crate::marian::Model;
+use crate::marian::search::{self, Buffers, SearchOptions, Slot};
+use crate::marian::transformer::Runtime;
+use crate::profile::{self, Kind};
+
+/// Rows a thread should have before a step is split over threads.
+pub const SPLIT_ROWS_PER_THREAD: usize = 1;
+
+/// Source pieces encoded per round while sentences are decoding: about the cost of a few decoder
+/// steps, so a burst of new sentences delays the others by little.
+const ENCODE_PIECES_PER_ROUND: usize = 2048;
+
+/// The compute threads.
+pub(crate) fn pool(threads: usize, pin_from_core: Option<usize>) -> std::io::Result<rayon::ThreadPool> {
+    let mut b = rayon::ThreadPoolBuilder::new().num_threads(threads).thread_name(|i| format!("reseam-compute-{i}"));
+    if let Some(first) = pin_from_core {
+        b = b.start_handler(move |i| pin(first + i));
+    }
+    b.build().map_err(std::io::Error::other)
+}
+
+fn pin(core: usize) {
+    if let Some(id) = core_affinity::get_core_ids().and_then(|ids| ids.into_iter().find(|c| c.id == core))
+        && !core_affinity::set_for_current(id)
+    {
+        eprintln!("reseam: could not pin a compute thread to core {core}");
+    }
+}
+
+/// A model with work: its queue of chunks waiting for the encoder.
+struct Lane {
+    pending: VecDeque<Unit>,
+    live: usize,
+}
+
+/// One model's share in one part.
+#[derive(Default)]
+struct PartLane {
+    incoming: Vec<(Unit, SearchOptions)>,
+    slots: Vec<Slot>,
+    owners: Vec<Owner>,
+}
+
+/// One compute thread's share of the work.
+#[derive(Default)]
+struct Part {
+    buf: Buffers,
+    lanes: Vec<PartLane>,
+    done: Vec<(Owner, Vec<u32>)>,
+    failed: Vec<(Owner, EngineError)>,
+}
+
+impl Part {
+    fn rows(&self) -> usize {
+        self.lanes.iter().map(|l| l.slots.len() + l.incoming.len()).sum()
+    }
+
+    /// Encodes what came in, then one decoder step over every model's slots.
+    fn work(&mut self, rt: &Runtime, models: &[Arc<Model>]) {
+        for (l, lane) in self.lanes.iter_mut().enumerate() {
+            let model = &models[l];
+            if !lane.incoming.is_empty() {
+                let _t = profile::time(Kind::Encoder);
+                let srcs: Vec<&[u32]> = lane.incoming.iter().map(|(u, _)| u.src.as_slice()).collect();
+                match model.marian.encode(rt, self.buf.workspace(), &srcs) {
+                    Ok(encoded) => {
+                        for (enc, (unit, opts)) in encoded.into_iter().zip(lane.incoming.drain(..)) {
+                            match Slot::new(model, enc, &unit.src, &opts) {
+                                Ok(slot) => {
+                                    lane.slots.push(slot);
+                                    lane.owners.push(unit.owner);
+                                }
+                                Err(e) => self.failed.push((unit.owner, e.into())),
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        let msg = e.to_string();
+                        for (unit, _) in lane.incoming.drain(..) {
+                            self.failed.push((unit.owner, EngineError::Internal(msg.clone())));
+                        }
+                    }
+                }
+            }
+            if lane.slots.is_empty() {
+                continue;
+            }
+            let step = {
+                let _t = profile::time(Kind::Decoder);
+                search::step(rt, model, &mut self.buf, &mut lane.slots)
+            };
+            if let Err(e) = step {
+                let msg = e.to_string();
+                for owner in lane.owners.drain(..) {
+                    self.failed.push((owner, EngineError::Internal(msg.clone())));
+                }
+                lane.slots.clear();
+                continue;
+            }
+            let mut i = 0;
+            while i < lane.slots.len() {
+                if lane.slots[i].is_done() {
+                    let owner = lane.owners.swap_remove(i);
+                    self.done.push((owner, lane.slots.swap_remove(i).into_output()));
+                } else {
+                    i += 1;
+                }
+            }
+        }
+    }
+}
+
+pub(crate) struct Scheduler {
+    pool: rayon::ThreadPool,
+    kernels: &'static Kernels,
+    opts: EngineOptions,
+    lanes: Vec<Lane>,
+    models: Vec<Arc<Model>>,
+    parts: Vec<Part>,
+    jobs: Jobs,
+    queue: Vec<Queued>,
+    /// The lane admission starts from, so no model is always first.
+    turn: usize,
+}
+
+impl Scheduler {
+    pub fn new(pool: rayon::ThreadPool, kernels: &'static Kernels, opts: &EngineOptions, threads: usize) -> Scheduler {
+        Scheduler {
+            pool,
+            kernels,
+            opts: opts.clone(),
+            lanes: Vec::new(),
+            models: Vec::new(),
+            parts: (0..threads.max(1)).map(|_| Part::default()).collect(),
+            jobs: Jobs::default(),
+            queue: Vec::new(),
+            turn: 0,
+        }
+    }
+
+    fn busy(&self) -> bool {
+        self.lanes.iter().any(|l| l.live > 0 || !l.pending.is_empty())
+    }
+
+    /// Runs until every handle to the engine is gone and the work in flight is done.
+    pub fn run(&mut self, rx: mpsc::Receiver<Request>) {
+        let mut open = true;
+        loop {
+            if !self.busy() {
+                if !open {
+                    return;
+                }
+                let _t = profile::time(Kind::Waiting);
+                // Idle: wait for work, and give the working memory back after a while.
+                match rx.recv_timeout(Duration::from_secs(5)) {
+                    Ok(req) => self.jobs.add(req, &mut self.queue),
+                    Err(RecvTimeoutError::Timeout) => {
+                        self.release_memory();
+                        continue;
+                    }
+                    Err(RecvTimeoutError::Disconnected) => return,
+                }
+            }
+            let t = profile::time(Kind::Scheduling);
+            while open {
+                match rx.try_recv() {
+                    Ok(req) => self.jobs.add(req, &mut self.queue),
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Disconnected) => open = false,
+                }
+            }
+            self.enqueue();
+            self.admit();
+            drop(t);
+            self.compute();
+            let _t = profile::time(Kind::Scheduling);
+            self.collect();
+            self.balance();
+        }
+    }
+
+    /// Puts queued chunks into their model's lane.
+    fn enqueue(&mut self) {
+        for (model, unit) in self.queue.drain(..) {
+            let l = match self.models.iter().position(|m| Arc::ptr_eq(m, &model)) {
+                Some(l) => l,
+                None => {
+                    self.models.push(model);
+                    self.lanes.push(Lane { pending: VecDeque::new(), live: 0 });
+                    for p in &mut self.parts {
+                        p.lanes.push(PartLane::default());
+                    }
+                    self.models.len() - 1
+                }
+            };
+            self.lanes[l].pending.push_back(unit);
+        }
+    }
+
+    fn admit(&mut self) {
+        let decoding = self.lanes.iter().any(|l| l.live > 0);
+        let mut budget = if decoding { ENCODE_PIECES_PER_ROUND } else { usize::MAX };
+        let max_batch = if self.opts.debug { 1 } else { self.opts.max_batch.max(1) };
+        let n = self.lanes.len();
+        for k in 0..n {
+            let l = (self.turn + k) % n;
+            while self.lanes[l].live < max_batch && budget > 0 {
+                let Some(unit) = self.lanes[l].pending.pop_front() else { break };
+                let Some(opts) = self.jobs.options(&unit.owner).cloned() else {
+                    // Its request failed meanwhile.
+                    continue;
+                };
+                budget = budget.saturating_sub(unit.src.len());
+                let p = (0..self.parts.len()).min_by_key(|&p| self.parts[p].rows()).unwrap_or(0);
+                self.parts[p].lanes[l].incoming.push((unit, opts));
+                self.lanes[l].live += 1;
+            }
+        }
+        if n > 0 {
+            self.turn = (self.turn + 1) % n;
+        }
+    }
+
+    fn compute(&mut self) {
+        let rt = Runtime { kernels: self.kernels, arith: self.opts.arithmetic, debug: self.opts.debug };
+        let models = &self.models;
+        let parts = &mut self.parts;
+        if parts.len() == 1 || parts.iter().filter(|p| p.rows() > 0).count() <= 1 {
+            for p in parts.iter_mut() {
+                p.work(&rt, models);
+            }
+        } else {
+            self.pool.install(|| parts.par_iter_mut().for_each(|p| p.work(&rt, models)));
+        }
+    }
+
+    fn collect(&mut self) {
+        for p in 0..self.parts.len() {
+            let part = &mut self.parts[p];
+            let mut done = std::mem::take(&mut part.done);
+            let mut failed = std::mem::take(&mut part.failed);
+            for (owner, out) in done.drain(..) {
+                self.jobs.complete(owner, out, &mut self.queue);
+            }
+            for (owner, err) in failed.drain(..) {
+                self.jobs.fail(&owner, err);
+            }
+            self.parts[p].done = done;
+            self.parts[p].failed = failed;
+        }
+        self.recount();
+    }
+
+    /// Live rows per model, from the parts.
+    fn recount(&mut self) {
+        for (l, lane) in self.lanes.iter_mut().enumerate() {
+            lane.live = self.parts.iter().map(|p| p.lanes[l].slots.len() + p.lanes[l].incoming.len()).sum();
+        }
+    }
+
+    /// Moves slots from the fullest part to the emptiest until they are within one row.
+    fn balance(&mut self) {
+        if self.parts.len() < 2 {
+            return;
+        }
+        loop {
+            let (mut lo, mut hi) = (0, 0);
+            for p in 0..self.parts.len() {
+                if self.parts[p].rows() < self.parts[lo].rows() {
+                    lo = p;
+                }
+                if self.parts[p].rows() > self.parts[hi].rows() {
+                    hi = p;
+                }
+            }
+            if self.parts[hi].rows() <= self.parts[lo].rows() + 1 {
+                return;
+            }
+            let Some(l) = self.parts[hi].lanes.iter().position(|l| !l.slots.is_empty()) else { return };
+            let slot = self.parts[hi].lanes[l].slots.pop();
+            let owner = self.parts[hi].lanes[l].owners.pop();
+            if let (Some(slot), Some(owner)) = (slot, owner) {
+                self.parts[lo].lanes[l].slots.push(slot);
+                self.parts[lo].lanes[l].owners.push(owner);
+            }
+        }
+    }
+
+    /// The engine went idle: every part's working memory goes back to the allocator.
+    fn release_memory(&mut self) {
+        for p in &mut self.parts {
+            p.buf = Buffers::default();
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! `RESEAM_MT_PROFILE=1`: time per kind of operation, summed over every thread, printed on
+//! stderr at exit.
+//!
+//! Off, a timer costs one relaxed load. The kinds nest: a product inside a decoder step counts in
+//! both `decoder` and its product's kind, so the inner kinds are shares of the outer ones.
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+/// What a span of time was spent on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Encoder passes (outer).
+    Encoder,
+    /// Decoder steps with their output layer and choice (outer).
+    Decoder,
+    /// int8 (or float) products of the encoder and decoder layers.
+    Products,
+    /// The output layer's product (logits).
+    OutputProduct,
+    Attention,
+    /// Log-softmax of the output rows.
+    Softmax,
+    LayerNorm,
+    Embeddings,
+    /// Building a sentence's shortlisted output layer.
+    Shortlist,
+    /// The greedy choice over a row of log-probabilities.
+    Argmax,
+    /// The scheduler's own work between steps.
+    Scheduling,
+    /// The scheduler waiting for requests.
+    Waiting,
+}
+
+const KINDS: [Kind; 12] = [
+    Kind::Encoder,
+    Kind::Decoder,
+    Kind::Products,
+    Kind::OutputProduct,
+    Kind::Attention,
+    Kind::Softmax,
+    Kind::LayerNorm,
+    Kind::Embeddings,
+    Kind::Shortlist,
+    Kind::Argmax,
+    Kind::Scheduling,
+    Kind::Waiting,
+];
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Encoder => "encoder",
+            Kind::Decoder => "decoder",
+            Kind::Products => "products",
+            Kind::OutputProduct => "output product",
+            Kind::Attention => "attention",
+            Kind::Softmax => "log-softmax",
+            Kind::LayerNorm => "layer norm",
+            Kind::Embeddings => "embeddings",
+            Kind::Shortlist => "shortlist",
+            Kind::Argmax => "argmax",
+            Kind::Scheduling => "scheduling",
+            Kind::Waiting => "waiting",
+        }
+    }
+}
+
+static NANOS: [AtomicU64; KINDS.len()] = [const { AtomicU64::new(0) }; KINDS.len()];
+static ON: AtomicBool = AtomicBool::new(false);
+static INIT: OnceLock<()> = OnceLock::new();
+
+/// Turns profiling on when `RESEAM_MT_PROFILE` is set to anything but `0` (read once).
+pub fn init_from_env() -> bool {
+    INIT.get_or_init(|| {
+        let on = std::env::var("RESEAM_MT_PROFILE").is_ok_and(|v| !v.is_empty() && v != "0");
+        ON.store(on, Ordering::Relaxed);
+    });
+    enabled()
+}
+
+pub fn enabled() -> bool {
+    ON.load(Ordering::Relaxed)
+}
+
+/// Adds the time until the guard is dropped to `kind`.
+pub struct Timer(Option<(Kind, Instant)>);
+
+impl Drop for Timer {
+    fn drop(&mut self) {
+        if let Some((k, t)) = self.0 {
+            NANOS[k as usize].fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        }
+    }
+}
+
+#[inline]
+pub fn time(kind: Kind) -> Timer {
+    Timer(enabled().then(|| (kind, Instant::now())))
+}
+
+/// Seconds per kind so far.
+pub fn totals() -> Vec<(Kind, f64)> {
+    KINDS.iter().map(|&k| (k, NANOS[k as usize].load(Ordering::Relaxed) as f64 * 1e-9)).collect()
+}
+
+/// The table printed at exit: each kind's seconds and its share of encoder + decoder time.
+pub fn report() -> String {
+    let t = totals();
+    let compute: f64 = t.iter().filter(|(k, _)| matches!(k, Kind::Encoder | Kind::Decoder)).map(|(_, s)| s).sum();
+    let mut out = String::from("reseam profile (seconds summed over threads; % of encoder + decoder):\n");
+    for (k, s) in t {
+        let pct = if compute > 0.0 { format!("{:5.1}%", 100.0 * s / compute) } else { "    -".into() };
+        out.push_str(&format!("  {:<15} {:>9.3} s  {pct}\n", k.name(), s));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timers_add_only_when_on() {
+        let before = totals()[Kind::Shortlist as usize].1;
+        ON.store(false, Ordering::Relaxed);
+        drop(time(Kind::Shortlist));
+        assert_eq!(totals()[Kind::Shortlist as usize].1, before);
+        ON.store(true, Ordering::Relaxed);
+        {
+            let _t = time(Kind::Shortlist);
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        ON.store(false, Ordering::Relaxed);
+        assert!(totals()[Kind::Shortlist as usize].1 >= before + 0.002);
+        assert!(report().contains("shortlist"));
+    }
+}
