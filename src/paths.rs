@@ -31,3 +31,18 @@ pub fn cache_dir() -> Option<PathBuf> {
     let home = PathBuf::from(std::env::var_os("HOME").filter(|h| !h.is_empty())?);
     if cfg!(target_os = "macos") { Some(home.join("Library").join("Caches")) } else { Some(home.join(".cache")) }
 }
+
+/// Writes `bytes` to `path` through a temporary file in the same folder renamed into place, so
+/// a reader never sees half a file and a failed write leaves the old one.
+pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}

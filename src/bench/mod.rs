@@ -1,9 +1,11 @@
 //! Benchmarks, one file each: `gemm` (int8 products against the CPU's peak, `bench-gemm`),
 //! `memory` (read bandwidth), `llm` (LLM decode and prefill against those two), `speculate`
-//! (the speculative-decoding cost model at a real shape). The command line's side is
+//! (the speculative-decoding cost model at a real shape), `translate` (the translation
+//! service: posts/s and latency of the shared engine under concurrent clients). The command line's side is
 //! `cli/bench/`, one file per mode. `benches/` holds cargo's divan benches of the kernels.
 
 pub mod gemm;
 pub mod llm;
 pub mod memory;
 pub mod speculate;
+pub mod translate;

@@ -24,6 +24,13 @@ pub(crate) struct Owner {
     chunk: usize,
 }
 
+impl Owner {
+    /// The request it belongs to (slot and generation together tell requests apart).
+    pub fn request(&self) -> (usize, u64) {
+        (self.job, self.generation)
+    }
+}
+
 /// A chunk waiting for (or in) a model's decoder: its owner and its source ids with `</s>`.
 pub(crate) struct Unit {
     pub owner: Owner,

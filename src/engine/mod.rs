@@ -82,6 +82,11 @@ pub(crate) struct Request {
 pub struct Ticket(mpsc::Receiver<Result<Vec<String>, EngineError>>);
 
 impl Ticket {
+    /// The translations if they are ready (then they are taken), without waiting.
+    pub fn try_wait(&self) -> Option<Result<Vec<String>, EngineError>> {
+        self.0.try_recv().ok()
+    }
+
     pub fn wait(self) -> Result<Vec<String>, EngineError> {
         self.0.recv().unwrap_or(Err(EngineError::Stopped))
     }

@@ -53,10 +53,36 @@ fn pin(core: usize) {
     }
 }
 
-/// A model with work: its queue of chunks waiting for the encoder.
+/// A model with work: its chunks waiting for the encoder, one queue per request, and how many
+/// of its sentences are live.
+#[derive(Default)]
 struct Lane {
-    pending: VecDeque<Unit>,
+    /// Requests in the order they arrived, each with its waiting chunks in order. Admission takes
+    /// one chunk of each request in turn, so a request that arrives behind a long one gets the
+    /// next free place instead of waiting for the long one to drain.
+    pending: VecDeque<((usize, u64), VecDeque<Unit>)>,
     live: usize,
+}
+
+impl Lane {
+    fn push(&mut self, unit: Unit) {
+        let req = unit.owner.request();
+        match self.pending.iter_mut().find(|(r, _)| *r == req) {
+            Some((_, q)) => q.push_back(unit),
+            None => self.pending.push_back((req, VecDeque::from([unit]))),
+        }
+    }
+
+    /// The next chunk in turn: the front request's first chunk; that request then goes to the
+    /// back of the line.
+    fn pop(&mut self) -> Option<Unit> {
+        let (req, mut q) = self.pending.pop_front()?;
+        let unit = q.pop_front();
+        if !q.is_empty() {
+            self.pending.push_back((req, q));
+        }
+        unit
+    }
 }
 
 /// One model's share in one part.
@@ -212,14 +238,14 @@ impl Scheduler {
                 Some(l) => l,
                 None => {
                     self.models.push(model);
-                    self.lanes.push(Lane { pending: VecDeque::new(), live: 0 });
+                    self.lanes.push(Lane::default());
                     for p in &mut self.parts {
                         p.lanes.push(PartLane::default());
                     }
                     self.models.len() - 1
                 }
             };
-            self.lanes[l].pending.push_back(unit);
+            self.lanes[l].push(unit);
         }
     }
 
@@ -231,7 +257,7 @@ impl Scheduler {
         for k in 0..n {
             let l = (self.turn + k) % n;
             while self.lanes[l].live < max_batch && budget > 0 {
-                let Some(unit) = self.lanes[l].pending.pop_front() else { break };
+                let Some(unit) = self.lanes[l].pop() else { break };
                 let Some(opts) = self.jobs.options(&unit.owner).cloned() else {
                     // Its request failed meanwhile.
                     continue;

@@ -3,6 +3,7 @@
 mod llm;
 mod memory;
 mod speculate;
+mod translate;
 
 use reseam::bench::memory as membw;
 
@@ -25,6 +26,10 @@ enum Mode {
     /// default) with two drafts of its vocabulary, itself and a ~10x smaller random model;
     /// measured speedup against the prediction from the measured acceptance and c, per k.
     Speculate(speculate::Args),
+    /// The translation service's benchmark: posts of a corpus through one shared engine from
+    /// many concurrent clients (posts/s, latency under load), then one post at a time on the
+    /// idle engine, with the process's memory.
+    Translate(translate::Args),
 }
 
 #[derive(clap::Args, Debug)]
@@ -56,5 +61,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Mode::Memory(a) => memory::run(a, &mut out),
         Mode::Llm(a) => llm::run(a, &mut out),
         Mode::Speculate(a) => speculate::run(a, &mut out),
+        Mode::Translate(a) => translate::run(a, &mut out),
     }
 }

@@ -87,6 +87,11 @@ impl Slot {
         &self.out
     }
 
+    /// Room for `n` more output ids, so that later steps do not grow the output.
+    pub fn reserve_output(&mut self, n: usize) {
+        self.out.reserve(n);
+    }
+
     pub fn into_output(self) -> Vec<u32> {
         self.out
     }

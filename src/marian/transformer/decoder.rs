@@ -6,7 +6,7 @@
 
 use reseam_kernels::ShapeError;
 
-use super::{EncoderOut, Marian, Runtime, ShortOutput, Workspace, dump, ffn, fused, grow, linear};
+use super::{EncoderOut, Marian, Runtime, ShortOutput, Workspace, dump, dump_layer, ffn, fused, grow, linear};
 use crate::marian::layers::attention::{View, attend};
 use crate::marian::layers::mathfun::sigmoid_ps;
 use crate::marian::layers::norm::add_layer_norm;
@@ -101,7 +101,7 @@ impl Marian {
             }
             let x = &mut ws.x[..rows * d];
             add_layer_norm(x, hrow, &layer.ln_rnn.gamma, &layer.ln_rnn.beta, &mut ws.norm);
-            dump(rt, &format!("{}_rnn", layer.name), "layer_normalization", &[rows, d], x);
+            dump_layer(rt, &layer.name, "_rnn", "layer_normalization", &[rows, d], x);
 
             // Cross-attention over the sentence's own keys and values.
             let q = grow(&mut ws.y, rows * d);
@@ -132,13 +132,13 @@ impl Marian {
             linear(rt, &mut ws.int8, &layer.wo, ctx, rows, groups, false, o)?;
             let x = &mut ws.x[..rows * d];
             add_layer_norm(x, o, &layer.ln_ctx.gamma, &layer.ln_ctx.beta, &mut ws.norm);
-            dump(rt, &format!("{}_context", layer.name), "layer_normalization", &[rows, d], x);
+            dump_layer(rt, &layer.name, "_context", "layer_normalization", &[rows, d], x);
 
             let f = grow(&mut ws.z, rows * d);
             ffn(rt, &mut ws.int8, &mut ws.hidden, &mut ws.wide, &layer.ffn, &ws.x[..rows * d], rows, groups, f)?;
             let x = &mut ws.x[..rows * d];
             add_layer_norm(x, f, &layer.ln_ffn.gamma, &layer.ln_ffn.beta, &mut ws.norm);
-            dump(rt, &format!("{}_ffn", layer.name), "layer_normalization", &[rows, d], x);
+            dump_layer(rt, &layer.name, "_ffn", "layer_normalization", &[rows, d], x);
         }
         Ok(())
     }

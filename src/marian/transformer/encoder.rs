@@ -11,7 +11,7 @@ use std::ops::Range;
 
 use reseam_kernels::ShapeError;
 
-use super::{Marian, Runtime, Workspace, dump, ffn, fused, grow, linear};
+use super::{Marian, Runtime, Workspace, dump, dump_layer, ffn, fused, grow, linear};
 use crate::marian::layers::attention::{View, attend};
 use crate::marian::layers::norm::add_layer_norm;
 
@@ -77,13 +77,13 @@ impl Marian {
             linear(rt, &mut ws.int8, &layer.wo, ctx, rows, &groups, false, o)?;
             let x = &mut ws.x[..rows * d];
             add_layer_norm(x, o, &layer.ln_att.gamma, &layer.ln_att.beta, &mut ws.norm);
-            dump(rt, &format!("{}_self", layer.name), "layer_normalization", &[rows, d], x);
+            dump_layer(rt, &layer.name, "_self", "layer_normalization", &[rows, d], x);
 
             let f = grow(&mut ws.z, rows * d);
             ffn(rt, &mut ws.int8, &mut ws.hidden, &mut ws.wide, &layer.ffn, &ws.x[..rows * d], rows, &groups, f)?;
             let x = &mut ws.x[..rows * d];
             add_layer_norm(x, f, &layer.ln_ffn.gamma, &layer.ln_ffn.beta, &mut ws.norm);
-            dump(rt, &format!("{}_ffn", layer.name), "layer_normalization", &[rows, d], x);
+            dump_layer(rt, &layer.name, "_ffn", "layer_normalization", &[rows, d], x);
         }
 
         let mut outs: Vec<EncoderOut> =

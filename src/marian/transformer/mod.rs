@@ -347,6 +347,14 @@ fn ffn(
     linear(rt, ws_int8, &f.w2, h, rows, groups, false, out)
 }
 
+/// [`dump`] under the layer's name + `suffix`, formatted only when it is printed (a step
+/// allocates nothing otherwise).
+fn dump_layer(rt: &Runtime, layer: &str, suffix: &str, op: &str, shape: &[usize], data: &[f32]) {
+    if rt.debug {
+        debug::dump(&format!("{layer}{suffix}"), op, shape, data);
+    }
+}
+
 /// Prints a tensor when `RESEAM_MT_DEBUG` is on.
 fn dump(rt: &Runtime, message: &str, op: &str, shape: &[usize], data: &[f32]) {
     if rt.debug {

@@ -1,0 +1,146 @@
+//! `reseam bench translate`: posts/s, words/s and latency of the shared engine under many
+//! concurrent clients, then one post at a time on the idle engine, with the process's memory.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+use reseam::bench::translate as bench;
+use reseam::translate::ArithmeticChoice;
+
+use crate::cli::UsageError;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The models folder: a folder of `<from>-<to>/` model folders (or one model folder).
+    #[arg(long, env = "MODELS_DIR", value_name = "DIR")]
+    pub models: Option<PathBuf>,
+
+    /// Posts to send, one per line: `from<TAB>to<TAB>text` (`\n` in a text is a line break).
+    #[arg(long, env = "BENCH_CORPUS", value_name = "FILE")]
+    pub corpus: PathBuf,
+
+    /// Requests of the throughput phase (the corpus is repeated as needed).
+    #[arg(short = 'n', long = "requests", env = "BENCH_REQUESTS", value_name = "N", default_value_t = 3000)]
+    pub requests: usize,
+
+    /// Compute threads (default: one per physical core).
+    #[arg(long, env = "THREADS", value_name = "N", default_value_t = 0, hide_default_value = true)]
+    pub threads: usize,
+
+    /// Concurrent clients, each sending one post and waiting for its translation.
+    #[arg(long, env = "BENCH_CLIENTS", value_name = "N", default_value_t = 64)]
+    pub clients: usize,
+
+    /// Most sentences of one model decoded together.
+    #[arg(long, env = "MAX_BATCH", value_name = "N", default_value_t = 64)]
+    pub max_batch: usize,
+
+    /// Integer arithmetic of the int8 products: auto (what Firefox computes on this CPU),
+    /// saturating or exact.
+    #[arg(long, env = "RESEAM_MT_ARITHMETIC", value_name = "A", default_value = "auto", value_parser = ["auto", "saturating", "exact"])]
+    pub arithmetic: String,
+
+    /// Restrict each sentence's output to the lexical shortlist.
+    #[arg(long, env = "RESEAM_SHORTLIST", value_parser = clap::builder::BoolishValueParser::new())]
+    pub shortlist: bool,
+
+    /// Skip the idle-latency phase.
+    #[arg(long, env = "BENCH_SKIP_LATENCY", value_parser = clap::builder::BoolishValueParser::new())]
+    pub skip_latency: bool,
+
+    /// Requests of the idle-latency phase (one at a time).
+    #[arg(long, env = "BENCH_LATENCY_REQUESTS", value_name = "N", default_value_t = 300)]
+    pub latency_requests: usize,
+
+    /// Load every model before timing (always done: the flag is kept for the seed's
+    /// BENCH_PRELOAD=1).
+    #[arg(long, env = "BENCH_PRELOAD", value_parser = clap::builder::BoolishValueParser::new())]
+    pub preload: bool,
+
+    /// Per request: direction, characters, latency in ms (TSV).
+    #[arg(long, env = "BENCH_OUT", value_name = "FILE.tsv")]
+    pub out: Option<PathBuf>,
+
+    /// Print the summary as one JSON object.
+    #[arg(long, env = "RESEAM_BENCH_JSON")]
+    pub json: bool,
+}
+
+pub fn run(a: Args, out: &mut dyn Write) -> anyhow::Result<()> {
+    if a.requests == 0 || a.clients == 0 || a.max_batch == 0 {
+        return Err(UsageError("--requests, --clients and --max-batch must be at least 1".into()).into());
+    }
+    let posts = bench::read_corpus(&a.corpus)
+        .map_err(|e| if e.is_usage() { anyhow::Error::from(UsageError(e.to_string())) } else { e.into() })?;
+    let opts = bench::Options {
+        models: a.models.unwrap_or_else(reseam::paths::default_models_dir),
+        requests: a.requests,
+        threads: a.threads,
+        clients: a.clients,
+        max_batch: a.max_batch,
+        arithmetic: match a.arithmetic.as_str() {
+            "saturating" => ArithmeticChoice::Saturating,
+            "exact" => ArithmeticChoice::Exact,
+            _ => ArithmeticChoice::Auto,
+        },
+        shortlist: a.shortlist,
+        skip_latency: a.skip_latency,
+        latency_requests: a.latency_requests,
+    };
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let b = indicatif::ProgressBar::new(a.requests as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} posts ({per_sec}) {elapsed}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    });
+    let step = (a.requests / 10).max(1);
+    let progress = |done: usize, total: usize| match &bar {
+        Some(b) => b.set_position(done as u64),
+        None if done.is_multiple_of(step) || done == total => eprintln!("reseam: {done}/{total} posts"),
+        None => {}
+    };
+    let profiling = reseam::profile::init_from_env();
+    let r = bench::run(&posts, &opts, &progress)
+        .map_err(|e| if e.is_usage() { anyhow::Error::from(UsageError(e.to_string())) } else { e.into() })?;
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    if let Some(path) = &a.out {
+        let mut tsv = String::from("direction\tchars\tms\n");
+        for s in &r.samples {
+            tsv.push_str(&format!("{}\t{}\t{:.3}\n", s.direction, s.chars, s.ms));
+        }
+        reseam::paths::write_atomically(path, tsv.as_bytes())?;
+    }
+    let cpu = crate::cli::version::cpu_name();
+    if a.json {
+        let mut v = serde_json::to_value(&r)?;
+        v["cpu"] = serde_json::Value::String(cpu);
+        writeln!(out, "{}", serde_json::to_string(&v)?)?;
+    } else {
+        writeln!(
+            out,
+            "{} posts over {} directions ({} models, loaded in {:.2} s), {} clients, {} threads, max batch {}, {} ({}), {}",
+            r.posts, r.directions, r.models, r.load_s, r.clients, r.threads, r.max_batch, r.isa, r.arithmetic, cpu
+        )?;
+        writeln!(
+            out,
+            "throughput  {:.1} posts/s, {:.0} source words/s in {:.2} s; latency under load p50 {:.1} ms, p99 {:.1} ms",
+            r.posts_per_s, r.words_per_s, r.seconds, r.p50_ms, r.p99_ms
+        )?;
+        if let (Some(p50), Some(p99)) = (r.idle_p50_ms, r.idle_p99_ms) {
+            writeln!(out, "idle        one post at a time: p50 {p50:.2} ms, p99 {p99:.2} ms")?;
+        }
+        writeln!(
+            out,
+            "memory      RSS {:.0} MB (peak {:.0}): mapped {:.0} MB, anonymous {:.0} MB",
+            r.rss_mb, r.peak_rss_mb, r.mapped_mb, r.anon_mb
+        )?;
+    }
+    if profiling {
+        eprint!("{}", reseam::profile::report());
+    }
+    Ok(())
+}
