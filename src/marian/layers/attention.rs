@@ -187,6 +187,7 @@ pub fn attend(
     q: View,
     m: usize,
     k: View,
+    keys_t: Option<View>,
     v: View,
     n: usize,
     dk: usize,
@@ -197,10 +198,14 @@ pub fn attend(
     out_col: usize,
 ) {
     let chains = m > 1 && n >= 4;
+    // One query row over transposed keys: the carry sums of all keys whose block of 4 is full
+    // run side by side, one vector lane per key (16 lanes of partial sums, each a row of keys).
+    let carried = if m == 1 && keys_t.is_some() { n / 4 * 4 } else { 0 };
     scratch.clear();
-    scratch.resize(m * n + if chains { dk * n } else { 0 } + 4 * dk, 0.0);
+    scratch.resize(m * n + if chains { dk * n } else { 0 } + 16 * carried + 4 * dk, 0.0);
     let (scores, rest) = scratch.split_at_mut(m * n);
-    let (kt, tmp) = rest.split_at_mut(if chains { dk * n } else { 0 });
+    let (kt, rest) = rest.split_at_mut(if chains { dk * n } else { 0 });
+    let (lanes, tmp) = rest.split_at_mut(16 * carried);
     let f = |acc: &mut [f32], a: &[f32], b: &[f32]| kern.fma_vv(acc, a, b);
     if chains {
         for j in 0..n {
@@ -221,7 +226,15 @@ pub fn attend(
                 *s *= scale;
             }
         } else {
-            for (j, s) in row.iter_mut().enumerate() {
+            if let Some(kt) = keys_t
+                && carried > 0
+            {
+                carry_rows(kern, qi, kt, carried, lanes);
+                for (s, &x) in row.iter_mut().zip(&lanes[..carried]) {
+                    *s = x * scale;
+                }
+            }
+            for (j, s) in row.iter_mut().enumerate().skip(carried) {
                 *s = qk(m, n, i, j, qi, k.row(j, dk), &f) * scale;
             }
         }
@@ -270,6 +283,49 @@ pub fn attend(
                 kern.fma_sv(o, wj, v.row(j, dk));
             }
         }
+    }
+}
+
+/// [`one_row_carry`] for keys `0..nb` at once, over transposed keys (`kt.at(t, j)` is element
+/// `t` of key `j`): lane `l` of the specification is row `l` of `lanes` (`16 × nb`), one
+/// element per key, so every key gets the same operations in the same order. The result is in
+/// `lanes[..nb]`.
+fn carry_rows(kern: &Kernels, q: &[f32], kt: View, nb: usize, lanes: &mut [f32]) {
+    let k = q.len();
+    let lanes = &mut lanes[..16 * nb];
+    for (x, &b) in lanes[..nb].iter_mut().zip(kt.row(0, nb)) {
+        *x = q[0] * b;
+    }
+    lanes[nb..].fill(0.0);
+    let full = (k - 1) / 16;
+    let mut i = 1;
+    if full > 0 {
+        for _ in 0..full {
+            for l in 0..16 {
+                kern.fma_sv(&mut lanes[l * nb..(l + 1) * nb], q[i + l], kt.row(i + l, nb));
+            }
+            i += 16;
+        }
+        halve16_rows(lanes, nb);
+        lanes[nb..].fill(0.0);
+    }
+    if i < k {
+        for l in 0..k - i {
+            kern.fma_sv(&mut lanes[l * nb..(l + 1) * nb], q[i + l], kt.row(i + l, nb));
+        }
+        halve16_rows(lanes, nb);
+    }
+}
+
+/// [`halve16`] of every column of a `16 × nb` block: row `i` += row `i + h` for h = 8, 4, 2, 1.
+fn halve16_rows(lanes: &mut [f32], nb: usize) {
+    let mut h = 8;
+    while h > 0 {
+        let (lo, hi) = lanes.split_at_mut(h * nb);
+        for (x, &y) in lo.iter_mut().zip(&hi[..h * nb]) {
+            *x += y;
+        }
+        h /= 2;
     }
 }
 
@@ -412,7 +468,7 @@ mod tests {
             ran.push(kern.name());
             for dk in [32, 48, 64, 20, 1] {
                 for m in [1, 2, 3, 7] {
-                    for n in [1, 2, 3, 4, 5, 8, 9, 16, 17, 31, 40] {
+                    for n in [1, 2, 3, 4, 5, 8, 9, 16, 17, 31, 40, 129] {
                         let stride = 3 * dk + 5;
                         let data: Vec<f32> = (0..n.max(m) * stride).map(|_| rnd()).collect();
                         let view = |col| View { data: &data, stride, col };
@@ -420,8 +476,15 @@ mod tests {
                         let (mut want, mut got) = (vec![0f32; m * (dk + 4)], vec![0f32; m * (dk + 4)]);
                         let mut scratch = Vec::new();
                         attend_reference(qv, m, kv, vv, n, dk, 0.17, &mut scratch, &mut want, dk + 4, 2);
-                        attend(&kern, qv, m, kv, vv, n, dk, 0.17, &mut scratch, &mut got, dk + 4, 2);
+                        attend(&kern, qv, m, kv, None, vv, n, dk, 0.17, &mut scratch, &mut got, dk + 4, 2);
                         assert_eq!(bits(&got), bits(&want), "{}: m={m} n={n} dk={dk}", kern.name());
+                        // The same over transposed keys (the decoder's cross-attention).
+                        let kt: Vec<f32> =
+                            (0..dk).flat_map(|t| (0..n).map(move |j| (t, j))).map(|(t, j)| kv.at(j, t)).collect();
+                        let ktv = View { data: &kt, stride: n, col: 0 };
+                        got.fill(0.0);
+                        attend(&kern, qv, m, kv, Some(ktv), vv, n, dk, 0.17, &mut scratch, &mut got, dk + 4, 2);
+                        assert_eq!(bits(&got), bits(&want), "{}: transposed keys, m={m} n={n} dk={dk}", kern.name());
                     }
                 }
             }
@@ -442,7 +505,7 @@ mod tests {
             View { data: &k, stride: dk, col: 0 },
             View { data: &v, stride: dk, col: 0 },
         );
-        attend(&Kernels::reference(), qv, 1, kv, vv, n, dk, 0.5, &mut scratch, &mut out, dk, 0);
+        attend(&Kernels::reference(), qv, 1, kv, None, vv, n, dk, 0.5, &mut scratch, &mut out, dk, 0);
         for o in out {
             assert!((o - 2.0).abs() < 1e-6);
         }

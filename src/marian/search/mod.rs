@@ -318,17 +318,41 @@ pub fn choose(row: &mut [f32], path: f32, ids: Option<&[u32]>, unk: u32) -> (usi
         Some(v) => v.iter().position(|&i| i == unk),
         None => Some(unk as usize),
     };
-    let mut best = (usize::MAX, f32::NEG_INFINITY);
-    for (j, &lp) in row.iter().enumerate() {
-        if Some(j) == unk_col {
-            continue;
-        }
-        let s = path + lp;
-        if best.0 == usize::MAX || s > best.1 {
-            best = (j, s);
+    let Some(first) = (0..row.len()).find(|&j| Some(j) != unk_col) else { return (0, path) };
+    let s0 = path + row[first];
+    if s0.is_nan() {
+        // Nothing beats a NaN first candidate in Marian's comparison.
+        return (first, s0);
+    }
+    // The maximum score in a vectorizable pass, then its first column: the same choice as a
+    // running `s > best` over the columns (NaN never wins, the earliest of equal scores does).
+    let (before, after) = match unk_col {
+        Some(u) if u < row.len() => (&row[..u], &row[u + 1..]),
+        _ => (&row[..], &row[..0]),
+    };
+    let m = max_score(before, path).max(max_score(after, path)).max(s0);
+    let j = (first..row.len()).find(|&j| Some(j) != unk_col && path + row[j] == m).unwrap_or(first);
+    (j, m)
+}
+
+/// The largest `path + x` over `xs`, NaN ignored (−∞ when there is none).
+fn max_score(xs: &[f32], path: f32) -> f32 {
+    let mut acc = [f32::NEG_INFINITY; 16];
+    let chunks = xs.chunks_exact(16);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for (a, &x) in acc.iter_mut().zip(c) {
+            let s = path + x;
+            *a = if s > *a { s } else { *a };
         }
     }
-    if best.0 == usize::MAX { (0, path) } else { best }
+    let mut m = f32::NEG_INFINITY;
+    for s in acc.into_iter().chain(rest.iter().map(|x| path + x)) {
+        if s > m {
+            m = s;
+        }
+    }
+    m
 }
 
 #[cfg(test)]
@@ -343,6 +367,64 @@ mod tests {
         let c = chunks(&ids, 128);
         assert_eq!(c.iter().map(|c| c.len()).collect::<Vec<_>>(), vec![127, 127, 46]);
         assert_eq!(chunks(&[], 128).len(), 1);
+    }
+
+    /// Marian's loop as it reads: a running `s > best` from the first candidate.
+    fn choose_reference(row: &mut [f32], path: f32, ids: Option<&[u32]>, unk: u32) -> (usize, f32) {
+        log_softmax(row);
+        let unk_col = match ids {
+            Some(v) => v.iter().position(|&i| i == unk),
+            None => Some(unk as usize),
+        };
+        let mut best = (usize::MAX, f32::NEG_INFINITY);
+        for (j, &lp) in row.iter().enumerate() {
+            if Some(j) == unk_col {
+                continue;
+            }
+            let s = path + lp;
+            if best.0 == usize::MAX || s > best.1 {
+                best = (j, s);
+            }
+        }
+        if best.0 == usize::MAX { (0, path) } else { best }
+    }
+
+    #[test]
+    fn the_vector_choice_equals_the_running_comparison() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut rnd = move |m: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % m
+        };
+        for case in 0..3000 {
+            let n = 1 + rnd(70) as usize;
+            // Few distinct values, so ties are common; some infinities and NaNs.
+            let mut row: Vec<f32> = (0..n)
+                .map(|_| match rnd(if case % 2 == 0 { 40 } else { 4000 }) {
+                    0 => f32::NAN,
+                    1 => f32::NEG_INFINITY,
+                    2 => f32::INFINITY,
+                    v => (v % 6) as f32 * 0.5 - 1.0,
+                })
+                .collect();
+            let path = [0.0, -3.25, -1e7, f32::NEG_INFINITY][case % 4];
+            let unk = rnd(n as u64 + 2) as u32;
+            let ids: Vec<u32> = (0..n as u32).map(|i| (i * 3) % (n as u32 + 1)).collect();
+            for sl in [None, Some(ids.as_slice())] {
+                let (mut a, mut b) = (row.clone(), row.clone());
+                let got = choose(&mut a, path, sl, unk);
+                let want = choose_reference(&mut b, path, sl, unk);
+                assert_eq!(got.0, want.0, "case {case}: {row:?} path {path} unk {unk} ids {sl:?}");
+                assert_eq!(got.1.to_bits(), want.1.to_bits(), "case {case}");
+                assert_eq!(
+                    a.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                    b.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+                );
+            }
+            row.reverse();
+        }
     }
 
     #[test]

@@ -107,16 +107,17 @@ impl Marian {
             let q = grow(&mut ws.y, rows * d);
             linear(rt, &mut ws.int8, &layer.q, &ws.x[..rows * d], rows, groups, false, q)?;
             let ctx = grow(&mut ws.ctx, rows * d);
+            let attention = crate::profile::time(crate::profile::Kind::Attention);
             for (r, st) in states.iter().enumerate() {
                 let enc = &st.state().enc;
                 let kv = &enc.kv[l];
                 for h in 0..heads {
-                    let _t = crate::profile::time(crate::profile::Kind::Attention);
                     attend(
                         rt.kernels,
                         View { data: &q[r * d..(r + 1) * d], stride: d, col: h * dk },
                         1,
                         View { data: kv, stride: 2 * d, col: h * dk },
+                        Some(View { data: &enc.keys_t[l][h * dk * enc.len..], stride: enc.len, col: 0 }),
                         View { data: kv, stride: 2 * d, col: d + h * dk },
                         enc.len,
                         dk,
@@ -128,6 +129,7 @@ impl Marian {
                     );
                 }
             }
+            drop(attention);
             let o = grow(&mut ws.z, rows * d);
             linear(rt, &mut ws.int8, &layer.wo, ctx, rows, groups, false, o)?;
             let x = &mut ws.x[..rows * d];

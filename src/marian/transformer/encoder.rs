@@ -20,6 +20,9 @@ use crate::marian::layers::norm::add_layer_norm;
 pub struct EncoderOut {
     pub len: usize,
     pub kv: Vec<Vec<f32>>,
+    /// Per decoder layer, the keys transposed per head (`[head][dim][position]`), so that one
+    /// vector instruction scores many positions.
+    pub keys_t: Vec<Vec<f32>>,
 }
 
 impl Marian {
@@ -51,17 +54,18 @@ impl Marian {
             let qkv = grow(&mut ws.y, rows * 3 * d);
             fused(rt, &mut ws.int8, &layer.qkv, &ws.x[..rows * d], rows, &groups, qkv, &mut ws.wide)?;
             let ctx = grow(&mut ws.ctx, rows * d);
+            let attention = crate::profile::time(crate::profile::Kind::Attention);
             for g in &groups {
                 let len = g.len();
                 let base = &qkv[g.start * 3 * d..g.end * 3 * d];
                 for h in 0..heads {
                     let view = |col| View { data: base, stride: 3 * d, col };
-                    let _t = crate::profile::time(crate::profile::Kind::Attention);
                     attend(
                         rt.kernels,
                         view(h * dk),
                         len,
                         view(d + h * dk),
+                        None,
                         view(2 * d + h * dk),
                         len,
                         dk,
@@ -73,6 +77,7 @@ impl Marian {
                     );
                 }
             }
+            drop(attention);
             let o = grow(&mut ws.z, rows * d);
             linear(rt, &mut ws.int8, &layer.wo, ctx, rows, &groups, false, o)?;
             let x = &mut ws.x[..rows * d];
@@ -86,13 +91,28 @@ impl Marian {
             dump_layer(rt, &layer.name, "_ffn", "layer_normalization", &[rows, d], x);
         }
 
-        let mut outs: Vec<EncoderOut> =
-            groups.iter().map(|g| EncoderOut { len: g.len(), kv: Vec::with_capacity(self.dec.len()) }).collect();
+        let mut outs: Vec<EncoderOut> = groups
+            .iter()
+            .map(|g| EncoderOut {
+                len: g.len(),
+                kv: Vec::with_capacity(self.dec.len()),
+                keys_t: Vec::with_capacity(self.dec.len()),
+            })
+            .collect();
         for layer in &self.dec {
             let kv = grow(&mut ws.y, rows * 2 * d);
             fused(rt, &mut ws.int8, &layer.kv, &ws.x[..rows * d], rows, &groups, kv, &mut ws.wide)?;
             for (o, g) in outs.iter_mut().zip(&groups) {
-                o.kv.push(kv[g.start * 2 * d..g.end * 2 * d].to_vec());
+                let rows = &kv[g.start * 2 * d..g.end * 2 * d];
+                let len = g.len();
+                let mut kt = vec![0f32; d * len];
+                for (j, row) in rows.chunks_exact(2 * d).enumerate() {
+                    for (c, &x) in row[..d].iter().enumerate() {
+                        kt[c * len + j] = x;
+                    }
+                }
+                o.kv.push(rows.to_vec());
+                o.keys_t.push(kt);
             }
         }
         Ok(outs)
