@@ -2,7 +2,8 @@
 //! speculative decoding of LLMs on the same kernels.
 //!
 //! The translation path, in the order data flows (each a folder):
-//! text → `text` (lines, sentences, URLs, mentions) → `vocab` (SentencePiece ids) →
+//! text → `detect` (which language, for `auto`) → `text` (lines, sentences, URLs, mentions) →
+//! `vocab` (SentencePiece ids) →
 //! `model` (Marian files, the encoder and the SSRU decoder) → `decode` (greedy search over slots)
 //! → `vocab` → `text`.
 //!
@@ -14,6 +15,7 @@
 //! bandwidth).
 
 pub mod bench;
+pub mod detect;
 pub mod engine;
 pub mod fetch;
 pub mod llm;

@@ -3,6 +3,8 @@
 mod bench_gemm;
 mod cli;
 mod common;
+/// Language identification: accuracy per language, time per text, `reseam detect`.
+mod detect;
 /// The engine through the library: Marian's scores, batch invariance, broken files.
 mod engine;
 mod fetch;
