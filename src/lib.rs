@@ -5,7 +5,7 @@
 //! text → `detect` (which language, for `auto`) → `text` (lines, sentences, URLs, mentions) →
 //! `vocab` (SentencePiece ids) →
 //! `model` (Marian files, the encoder and the SSRU decoder) → `decode` (greedy search over slots)
-//! → `vocab` → `text`.
+//! → `vocab` → `text`. `html` wraps `text` for HTML posts: text nodes in, markup kept.
 //!
 //! The LLM path (`speculate`): `llm` (Llama/Mistral/Qwen2 checkpoints, tokenizers, chat
 //! templates, the decoder over a KV cache, greedy decoding).
@@ -18,6 +18,7 @@ pub mod bench;
 pub mod detect;
 pub mod engine;
 pub mod fetch;
+pub mod html;
 pub mod llm;
 pub mod marian;
 pub mod pack;

@@ -10,6 +10,8 @@ mod engine;
 mod fetch;
 /// `reseam speculate` (target only) and `reseam bench` on the tiny LLM fixtures.
 mod llm;
+/// Whole posts as `--jsonl` and `-z` records, and `translate auto`.
+mod posts;
 /// The shared engine under load: batch invariance across clients and models, no waiting.
 mod scheduler;
 /// The fixture's social posts through `reseam translate`, line by line.
