@@ -2,9 +2,10 @@
 //! speculative decoding of LLMs on the same kernels.
 //!
 //! The translation path, in the order data flows (each a folder):
-//! text → `text` (lines, sentences, URLs, mentions) → `vocab` (SentencePiece ids) →
+//! text → `detect` (which language, for `auto`) → `text` (lines, sentences, URLs, mentions) →
+//! `vocab` (SentencePiece ids) →
 //! `model` (Marian files, the encoder and the SSRU decoder) → `decode` (greedy search over slots)
-//! → `vocab` → `text`.
+//! → `vocab` → `text`. `html` wraps `text` for HTML posts: text nodes in, markup kept.
 //!
 //! The LLM path (`speculate`): `llm` (Llama/Mistral/Qwen2 checkpoints, tokenizers, chat
 //! templates, the decoder over a KV cache, greedy decoding).
@@ -14,8 +15,10 @@
 //! bandwidth).
 
 pub mod bench;
+pub mod detect;
 pub mod engine;
 pub mod fetch;
+pub mod html;
 pub mod llm;
 pub mod marian;
 pub mod pack;

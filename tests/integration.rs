@@ -3,11 +3,15 @@
 mod bench_gemm;
 mod cli;
 mod common;
+/// Language identification: accuracy per language, time per text, `reseam detect`.
+mod detect;
 /// The engine through the library: Marian's scores, batch invariance, broken files.
 mod engine;
 mod fetch;
 /// `reseam speculate` (target only) and `reseam bench` on the tiny LLM fixtures.
 mod llm;
+/// Whole posts as `--jsonl` and `-z` records, and `translate auto`.
+mod posts;
 /// The shared engine under load: batch invariance across clients and models, no waiting.
 mod scheduler;
 /// The fixture's social posts through `reseam translate`, line by line.

@@ -1,8 +1,9 @@
-//! `reseam translate FROM TO`: stdin to stdout, one line out per line in.
+//! `reseam translate FROM TO`: stdin to stdout, one line (or record) out per line (or record) in.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
+use reseam::translate::records::{self, AUTO, Framing, Translators};
 use reseam::translate::{ArithmeticChoice, TranslateError, TranslateOptions, Translator};
 
 use super::UsageError;
@@ -24,11 +25,18 @@ pub enum Arith {
 /// Every input line gives one output line; empty lines stay empty and the spacing around and
 /// between sentences is kept. Uses Mozilla's Firefox Translations models (Marian transformers);
 /// the output equals Firefox's engine (Bergamot) translating the same sentence.
+///
+/// Posts that hold line breaks go through as one record each with `--jsonl` or `-z`. With FROM
+/// `auto` the language of each line (record) is identified first, among the languages of the
+/// installed models (see `reseam detect`).
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:\n  echo 'Hola, mundo.' | reseam translate es en\n  \
-    reseam translate --models ./models/es-en es en < input.txt > output.txt")]
+    reseam translate --models ./models/es-en es en < input.txt > output.txt\n  \
+    reseam translate auto en < posts-in-any-language.txt\n  \
+    echo '{\"id\": 1, \"text\": \"Hola.\\nAdiós.\"}' | reseam translate --jsonl es en\n  \
+    printf 'Hola.\\nAdiós.\\0Buenos días.\\0' | reseam translate -z es en | tr '\\0' '\\n'")]
 pub struct Args {
-    /// Source language code, e.g. `es`.
+    /// Source language code, e.g. `es`; `auto` identifies the language of each line (record).
     pub from: String,
     /// Target language code, e.g. `en`.
     pub to: String,
@@ -89,13 +97,60 @@ pub struct Args {
     #[arg(long, env = "RESEAM_OFFLINE", value_parser = clap::builder::BoolishValueParser::new())]
     pub offline: bool,
 
+    /// Read and write JSON Lines: one object per line with a string `text` (one post, which may
+    /// hold line breaks as `\n`) and optional `from`, `to` (override FROM and TO) and `id` or any
+    /// other fields. Each object comes back as it was, with `translation` added (and `detected`,
+    /// `{"language", "confidence"}`, when the source is `auto`); a record that cannot be
+    /// translated gets `error` instead, and the run goes on.
+    #[arg(long, env = "RESEAM_JSONL", value_parser = clap::builder::BoolishValueParser::new(), conflicts_with = "null_data")]
+    pub jsonl: bool,
+
+    /// Read each line (record) as HTML: its text is translated and every tag, attribute, comment
+    /// and entity kept byte for byte; `script`, `style`, `code`, `pre`, `translate="no"`, and
+    /// links, mentions and hashtags in `<a>` (as Mastodon writes them) are not translated. Each
+    /// text node is translated on its own, so inline tags end sentences.
+    #[arg(long, env = "RESEAM_HTML", value_parser = clap::builder::BoolishValueParser::new())]
+    pub html: bool,
+
+    /// Records are separated by NUL bytes instead of line breaks (as `sort -z` and `xargs -0`),
+    /// so that a post may hold line breaks; each translation is written followed by a NUL.
+    #[arg(short = 'z', long, env = "RESEAM_NULL_DATA", value_parser = clap::builder::BoolishValueParser::new())]
+    pub null_data: bool,
+
+    /// With FROM `auto`: the candidate languages, comma-separated (`es,de,zh-Hant`) [default:
+    /// the languages of the models installed in the models folder, or all of Firefox's languages
+    /// when none is installed, as `reseam detect`].
+    #[arg(long, env = "RESEAM_LANGUAGES", value_name = "LANGS", value_delimiter = ',')]
+    pub languages: Vec<String>,
+
     #[command(flatten)]
     pub source: super::fetch::SourceArgs,
+}
+
+fn cli_error(e: TranslateError) -> anyhow::Error {
+    match e {
+        TranslateError::Fetch(f) => super::fetch::cli_error(f),
+        // An unknown language pair is the user's to fix, as in `reseam fetch`.
+        TranslateError::Download { source, .. } if source.is_usage() => super::fetch::cli_error(*source),
+        TranslateError::Text(t @ reseam::text::Error::Language { .. }) => UsageError(t.to_string()).into(),
+        e => e.into(),
+    }
 }
 
 pub fn run(args: Args, verbose: bool) -> anyhow::Result<()> {
     let models = args.models.unwrap_or_else(reseam::paths::default_models_dir);
     let fetch = (!args.offline).then(|| args.source.options(models.clone(), verbose));
+    let framing = match (args.jsonl, args.null_data) {
+        (true, _) => Framing::Jsonl,
+        (_, true) => Framing::Null,
+        _ => Framing::Lines,
+    };
+    let auto = args.from.eq_ignore_ascii_case(AUTO);
+    let records = auto || args.html || framing != Framing::Lines;
+    // JSON records may ask for `auto` themselves; lingua reads its models only when first used.
+    let detector = (auto || framing == Framing::Jsonl)
+        .then(|| super::detect::detector(&args.languages, Some(models.clone())))
+        .transpose()?;
     let opts = TranslateOptions {
         models,
         model_file: args.model,
@@ -115,13 +170,20 @@ pub fn run(args: Args, verbose: bool) -> anyhow::Result<()> {
         split_sentences: !args.no_split,
         fetch,
     };
-    let translator = Translator::load(&opts).map_err(|e| match e {
-        TranslateError::Fetch(f) => super::fetch::cli_error(f),
-        // An unknown language pair is the user's to fix, as in `reseam fetch`.
-        TranslateError::Download { source, .. } if source.is_usage() => super::fetch::cli_error(*source),
-        TranslateError::Text(t @ reseam::text::Error::Language { .. }) => UsageError(t.to_string()).into(),
-        e => e.into(),
-    })?;
+    let (from, to) = (opts.from.clone(), opts.to.clone());
+    let mut translators = None;
+    let mut translator = None;
+    if records {
+        // A missing or bad pair is reported before any input is read, as without records.
+        let first = if auto { None } else { Some(Translator::load(&opts).map_err(cli_error)?) };
+        let mut t = Translators::new(opts, detector).with_html(args.html);
+        if let Some(first) = first {
+            t.insert(&from, &to, first);
+        }
+        translators = Some(t);
+    } else {
+        translator = Some(Translator::load(&opts).map_err(cli_error)?);
+    }
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
     // A person typing or watching: translate and show each line at once.
@@ -142,7 +204,15 @@ pub fn run(args: Args, verbose: bool) -> anyhow::Result<()> {
         }
     };
     let profiling = reseam::profile::init_from_env();
-    let result = translator.translate_stream(stdin.lock(), stdout.lock(), interactive, &mut progress);
+    let result: anyhow::Result<usize> = match (translator.as_mut(), translators.as_mut()) {
+        (Some(t), _) => t.translate_stream(stdin.lock(), stdout.lock(), interactive, &mut progress).map_err(Into::into),
+        (_, Some(t)) => {
+            records::translate_stream(t, framing, (&from, &to), stdin.lock(), stdout.lock(), interactive, &mut progress)
+                .map_err(Into::into)
+        }
+        // One of the two was set above.
+        (None, None) => Ok(0),
+    };
     if let Some(b) = &bar {
         b.finish_and_clear();
     }

@@ -25,7 +25,7 @@ use std::time::Duration;
 
 pub use error::FetchError;
 pub use install::Installed;
-pub use manifest::{Manifest, installed_pair};
+pub use manifest::{Manifest, installed, installed_pair};
 pub use mirror::Mirrored;
 pub use progress::{ProgressMode, human_bytes};
 pub use records::{PairModels, Policy};

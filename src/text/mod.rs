@@ -66,6 +66,23 @@ mod wrap;
 pub use pipeline::{Options, Pipeline, Plan};
 pub use standin::{StandIn, StandInMode};
 
+/// The words of a post, for language identification: links, e-mail addresses, mentions, hashtags
+/// and emoji blanked out (each becomes one space), since they belong to no language and a handle
+/// or a host name would sway the guess.
+pub fn prose(post: &str) -> String {
+    let mut out = post.to_string();
+    let blank = |text: &mut String, find: fn(&str) -> Vec<std::ops::Range<usize>>| {
+        for span in find(text).into_iter().rev() {
+            text.replace_range(span, " ");
+        }
+    };
+    blank(&mut out, links::find);
+    blank(&mut out, mentions::find);
+    blank(&mut out, hashtags::find);
+    blank(&mut out, emoji::find);
+    out
+}
+
 /// Whatever a translator reports when it fails.
 pub type TranslatorError = Box<dyn std::error::Error + Send + Sync + 'static>;
 

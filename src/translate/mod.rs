@@ -20,6 +20,8 @@ use crate::marian::{Model, ModelError, ModelFiles};
 use crate::text::{self, Pipeline};
 use crate::vocab::VocabError;
 
+pub mod records;
+
 /// The pivot language: every Firefox model has English on one side.
 pub const PIVOT: &str = "en";
 

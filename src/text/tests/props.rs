@@ -1,5 +1,6 @@
-//! Property tests over generated posts: random mixes of words, links with query strings and
-//! parentheses, e-mail addresses, handles, hashtags, emoji (ZWJ sequences, flags, skin tones,
+//! Property tests over generated posts: random mixes of words, links (with query strings,
+//! parentheses, and hosts of every shape: one-letter or unknown top-level domains, `localhost`, IP
+//! addresses, `[IPv6]:port`, userinfo, punycode and Unicode), e-mail addresses, handles, hashtags, emoji (ZWJ sequences, flags, skin tones,
 //! keycaps), numbers, CRLF, tabs and spacing at the ends of lines.
 
 use proptest::prelude::*;
@@ -74,21 +75,55 @@ fn handle() -> impl Strategy<Value = String> {
 }
 
 fn link() -> impl Strategy<Value = String> {
-    let scheme = prop_oneof![Just("https://"), Just("http://"), Just(""), Just("https://www.")];
-    let host = prop_oneof![Just("example.com"), Just("sub.example.org"), Just("x.es"), Just("t.co")];
+    let bare = (
+        prop_oneof![Just(""), Just("www.")],
+        prop_oneof![Just("example.com"), Just("sub.example.org"), Just("x.es"), Just("t.co")],
+    );
+    // Hosts only a scheme makes links of: linkify's domain rules refuse most of them.
+    let schemed = (
+        prop_oneof![Just("https://"), Just("http://"), Just("ftp://"), Just("https://user:pw@"), Just("http://ana@")],
+        prop_oneof![
+            Just("example.com"),
+            Just("t.co"),
+            Just("a.b"),
+            Just("x.zz"),
+            Just("a.b.c.d"),
+            Just("localhost"),
+            Just("localhost:8080"),
+            Just("127.0.0.1"),
+            Just("192.168.0.10:3000"),
+            Just("[::1]:8080"),
+            Just("[2001:db8::1]"),
+            Just("xn--bcher-kva.example"),
+            Just("bücher.example"),
+            Just("例え.テスト"),
+            Just("пример.рф"),
+            Just("x_y.lan"),
+            Just("intranet"),
+        ],
+    );
+    let origin = prop_oneof![
+        bare.prop_map(|(www, host)| format!("{www}{host}")),
+        schemed.prop_map(|(scheme, host)| format!("{scheme}{host}")),
+    ];
     let path = prop::collection::vec(
         prop_oneof![
             "[a-z0-9_-]{1,8}",
             "[a-z]{1,5}_\\([a-z0-9]{1,4}\\)",
             "[a-zñá]{1,6}\\.html",
-            "%[0-9A-F]{2}[a-z]{1,3}"
+            "%[0-9A-F]{2}[a-z]{1,3}",
+            "@[a-z]{1,6}"
         ],
         1..4,
     );
     let query = prop::option::of(("[a-z]{1,4}", "[a-z0-9%]{0,5}", "[a-z]{1,4}", "\\(?[0-9]{1,3}\\)?"));
     let fragment = prop::option::of("[a-z]{1,8}");
-    (scheme, host, path, query, fragment).prop_map(|(scheme, host, path, query, fragment)| {
-        let mut url = format!("{scheme}{host}/{}", path.join("/"));
+    (origin, path, any::<bool>(), query, fragment).prop_map(|(origin, path, has_path, query, fragment)| {
+        let mut url = origin;
+        if has_path || !url.contains("://") {
+            url.push('/');
+            url.push_str(&path.join("/"));
+        }
         if let Some((k1, v1, k2, v2)) = query {
             url.push_str(&format!("?{k1}={v1}&{k2}={v2}"));
         }
