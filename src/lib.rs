@@ -3,18 +3,21 @@
 //!
 //! The translation path, in the order data flows (each a folder):
 //! text → `text` (lines, sentences, URLs, mentions) → `vocab` (SentencePiece ids) →
-//! `model` (Marian files, the encoder and the SSRU decoder) → `decode` (greedy search over slots)
-//! → `vocab` → `text`.
+//! `marian` (the translation model: Mozilla's files, then `marian::transformer`'s encoder and
+//! SSRU decoder over `marian::layers`, then `marian::search`, greedy search over slots) →
+//! `vocab` → `text`. `translate` runs that path on lines; `fetch` downloads and installs the
+//! models it reads.
 //!
-//! The LLM path (`speculate`): `llm` (Llama/Mistral/Qwen2 checkpoints, tokenizers, chat
-//! templates, the decoder over a KV cache, greedy decoding).
-//!
-//! Beside them: `kernels` (the `reseam-kernels` crate: int8 products per instruction set),
-//! `pack` (the memory-mapped container for prepared weights), `bench` (GEMM throughput, memory
-//! bandwidth).
+//! Beside it: `pack` (the memory-mapped container for prepared weights); `llm`
+//! (Llama/Mistral/Qwen2 checkpoints, tokenizers, chat templates, the decoder over a KV cache);
+//! `speculate` (cross-tokenizer speculative decoding of two `llm` models, and the experiment);
+//! `bench` (GEMM, memory bandwidth, LLM decode/prefill, the speculative cost model); and the
+//! `reseam-kernels` crate (int8 products and float pieces per instruction set). `error` says
+//! whose fault an error is; `paths` holds the default folders.
 
 pub mod bench;
 pub mod engine;
+pub mod error;
 pub mod fetch;
 pub mod llm;
 pub mod marian;

@@ -3,9 +3,7 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use reseam::translate::{ArithmeticChoice, TranslateError, TranslateOptions, Translator};
-
-use super::UsageError;
+use reseam::translate::{ArithmeticChoice, TranslateOptions, Translator};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Arith {
@@ -115,13 +113,7 @@ pub fn run(args: Args, verbose: bool) -> anyhow::Result<()> {
         split_sentences: !args.no_split,
         fetch,
     };
-    let translator = Translator::load(&opts).map_err(|e| match e {
-        TranslateError::Fetch(f) => super::fetch::cli_error(f),
-        // An unknown language pair is the user's to fix, as in `reseam fetch`.
-        TranslateError::Download { source, .. } if source.is_usage() => super::fetch::cli_error(*source),
-        TranslateError::Text(t @ reseam::text::Error::Language { .. }) => UsageError(t.to_string()).into(),
-        e => e.into(),
-    })?;
+    let translator = Translator::load(&opts)?;
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
     // A person typing or watching: translate and show each line at once.

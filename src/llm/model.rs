@@ -8,8 +8,8 @@ use sha2::{Digest, Sha256};
 
 use super::cache::KvCache;
 use super::checkpoint::Checkpoint;
+use super::config::DecoderSpec;
 use super::decoder::{self, Decoder, LogitRows, Logits};
-use super::layers::DecoderSpec;
 use super::linear::{Precision, QUANTIZATION};
 use super::{Error, Result, llama, mistral, qwen2, synthetic};
 use crate::pack::{self, PackFile};
