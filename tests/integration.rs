@@ -6,6 +6,8 @@ mod common;
 /// The engine through the library: Marian's scores, batch invariance, broken files.
 mod engine;
 mod fetch;
+/// The crate's layout: no import cycle between the top-level modules of src/.
+mod layout;
 /// `reseam speculate` (target only) and `reseam bench` on the tiny LLM fixtures.
 mod llm;
 /// The shared engine under load: batch invariance across clients and models, no waiting.
