@@ -5,15 +5,17 @@
 //! text → `text` (lines, sentences, URLs, mentions) → `vocab` (SentencePiece ids) →
 //! `marian` (the translation model: Mozilla's files, then `marian::transformer`'s encoder and
 //! SSRU decoder over `marian::layers`, then `marian::search`, greedy search over slots) →
-//! `vocab` → `text`. `translate` runs that path on lines; `fetch` downloads and installs the
-//! models it reads.
+//! `vocab` → `text`. `engine` schedules the sentences of every caller and model onto the compute
+//! threads, one `marian::search` step over every live slot at a time; `translate` runs the path
+//! on lines through it; `fetch` downloads and installs the models it reads.
 //!
 //! Beside it: `pack` (the memory-mapped container for prepared weights); `llm`
 //! (Llama/Mistral/Qwen2 checkpoints, tokenizers, chat templates, the decoder over a KV cache);
 //! `speculate` (cross-tokenizer speculative decoding of two `llm` models, and the experiment);
 //! `bench` (GEMM, memory bandwidth, LLM decode/prefill, the speculative cost model); and the
 //! `reseam-kernels` crate (int8 products and float pieces per instruction set). `error` says
-//! whose fault an error is; `paths` holds the default folders.
+//! whose fault an error is; `paths` holds the default folders; `profile` times kinds of
+//! operations (`RESEAM_MT_PROFILE=1`).
 
 pub mod bench;
 pub mod engine;

@@ -77,7 +77,9 @@ impl EngineError {
         match self {
             EngineError::Decode(e) => e.is_usage(),
             EngineError::Vocab(e) => e.is_usage(),
-            EngineError::Kernels(_) | EngineError::Threads(_) | EngineError::Internal(_) | EngineError::Stopped => false,
+            EngineError::Kernels(_) | EngineError::Threads(_) | EngineError::Internal(_) | EngineError::Stopped => {
+                false
+            }
         }
     }
 }
