@@ -1,5 +1,5 @@
 //! A report made by a real run over mock models with a virtual clock: what the format tests
-//! and the README sample use. Deterministic: the same numbers on every machine.
+//! use. Deterministic: the same numbers on every machine.
 
 use std::sync::OnceLock;
 
