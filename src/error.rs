@@ -47,6 +47,7 @@ pub fn usage_of(e: &(dyn Error + 'static)) -> Option<bool> {
         e,
         UsageError,
         bench::gemm::Error,
+        bench::translate::Error,
         engine::EngineError,
         fetch::FetchError,
         llm::Error,

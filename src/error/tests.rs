@@ -219,6 +219,31 @@ fn fetch_bench_pack() -> Vec<Case> {
         case(bench::gemm::Error::Isa(isa()), false),
         case(bench::gemm::Error::NoRows, true),
         case(bench::gemm::Error::NoShape(vec!["ffn9".into()]), true),
+        case(bench::translate::Error::Read { path: p("corpus.tsv"), source: io_err("EIO") }, false),
+        case(bench::translate::Error::Read { path: p("corpus.tsv"), source: not_found() }, true),
+        case(bench::translate::Error::Line { path: p("corpus.tsv"), line: 3 }, true),
+        case(bench::translate::Error::Empty { path: p("corpus.tsv") }, true),
+        case(
+            bench::translate::Error::Direction {
+                from: "es".into(),
+                to: "en".into(),
+                source: Box::new(translate::TranslateError::Offline {
+                    from: "es".into(),
+                    to: "en".into(),
+                    dir: p("m"),
+                }),
+            },
+            true,
+        ),
+        case(
+            bench::translate::Error::Direction {
+                from: "es".into(),
+                to: "en".into(),
+                source: Box::new(translate::TranslateError::Output(io_err("EPIPE-ish"))),
+            },
+            false,
+        ),
+        case(bench::translate::Error::Translate(translate::TranslateError::InvalidUtf8 { line: 1 }), true),
         case(pack::Error::Io { path: p("w.reseam"), source: io_err("ENOSPC") }, false),
         case(pack::Error::Format { path: p("w.reseam"), why: "bad magic".into() }, false),
         case(pack::Error::Missing { path: p("w.reseam"), name: "w".into() }, false),
