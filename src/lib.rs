@@ -12,10 +12,10 @@
 //! Beside it: `pack` (the memory-mapped container for prepared weights); `llm`
 //! (Llama/Mistral/Qwen2 checkpoints, tokenizers, chat templates, the decoder over a KV cache);
 //! `speculate` (cross-tokenizer speculative decoding of two `llm` models, and the experiment);
-//! `bench` (GEMM, memory bandwidth, LLM decode/prefill, the speculative cost model); and the
-//! `reseam-kernels` crate (int8 products and float pieces per instruction set). `error` says
-//! whose fault an error is; `paths` holds the default folders; `profile` times kinds of
-//! operations (`RESEAM_MT_PROFILE=1`).
+//! `bench` (GEMM, memory bandwidth, LLM decode/prefill, the speculative cost model, translation
+//! throughput and latency); and the `reseam-kernels` crate (int8 products and float pieces per
+//! instruction set). `error` says whose fault an error is; `paths` holds the default folders;
+//! `profile` times kinds of operations (`RESEAM_MT_PROFILE=1`).
 
 pub mod bench;
 pub mod engine;
