@@ -46,3 +46,10 @@ pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }
+
+/// Whether reading a file the caller named failed because of the name (missing, a folder, not
+/// allowed), not because the disk failed.
+pub fn unreadable_by_name(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::*;
+    matches!(e.kind(), NotFound | PermissionDenied | IsADirectory | NotADirectory | InvalidFilename)
+}

@@ -401,7 +401,7 @@ fn unknown_languages_and_bad_langs_are_clear_errors() {
     let server = Server::start(pair_records("es", "en", "3.0", ""));
     let models = t.path().join("models");
     let out = run(&t, fetch_cmd(&t, &models, &server.url), &["fr"]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(2), "a pair that is not offered is the caller's mistake: {}", stderr(&out));
     assert!(stderr(&out).contains("fr→en") && stderr(&out).contains("--list"), "{}", stderr(&out));
     for bad in ["en", "es/en", "es-es"] {
         let out = run(&t, fetch_cmd(&t, &models, &server.url), &[bad]);
@@ -488,7 +488,7 @@ fn translate_fetches_a_missing_pair_unless_offline() {
     let mut cmd = t.cmd();
     cmd.args(["translate", "--offline", "es", "en"]);
     let out = t.run(cmd, b"Hola\n");
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(2), "a pair not installed under --offline is the caller's: {}", stderr(&out));
     assert!(stderr(&out).contains("reseam fetch es-en"), "{}", stderr(&out));
     assert!(!models.join("es-en").exists());
 

@@ -8,6 +8,8 @@ mod detect;
 /// The engine through the library: Marian's scores, batch invariance, broken files.
 mod engine;
 mod fetch;
+/// The crate's layout: no import cycle between the top-level modules of src/.
+mod layout;
 /// `reseam speculate` (target only) and `reseam bench` on the tiny LLM fixtures.
 mod llm;
 /// Whole posts as `--jsonl` and `-z` records, and `translate auto`.

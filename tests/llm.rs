@@ -37,12 +37,12 @@ fn ok(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// The per-prompt results without their timings.
+/// The baseline's per-prompt results without their timings.
 fn without_times(report: &Value) -> Value {
-    let mut prompts = report["prompts"].clone();
+    let mut prompts = report["baseline"]["prompts"].clone();
     for p in prompts.as_array_mut().unwrap() {
         let p = p.as_object_mut().unwrap();
-        p.retain(|k, _| !k.contains("seconds") && !k.contains("per_second"));
+        p.retain(|k, _| !k.ends_with("_s"));
     }
     prompts
 }
@@ -80,7 +80,8 @@ fn f32_greedy_output_equals_transformers_for_every_model() {
         std::fs::write(&prompts, file).unwrap();
         let out =
             speculate(&t, &model(name), &prompts, &["--precision", "f32", "--max-new-tokens", "32", "--ignore-eos"]);
-        let results = out["prompts"].as_array().unwrap();
+        assert_eq!(out["runs"].as_array().map(Vec::len), Some(0), "no draft, no configurations");
+        let results = out["baseline"]["prompts"].as_array().unwrap();
         assert_eq!(results.len(), cases.len());
         for (p, r) in cases.iter().zip(results) {
             let key = p["key"].as_str().unwrap();
@@ -91,7 +92,8 @@ fn f32_greedy_output_equals_transformers_for_every_model() {
             let n = margins.iter().position(|m| m.as_f64().unwrap() < 1e-3).unwrap_or(want.len());
             assert_eq!(ids(&r["output_ids"])[..n], want[..n], "{name} {key}");
         }
-        assert_eq!(out["precision"], "f32");
+        assert!(out["target"].as_str().unwrap().ends_with(", f32)"), "{}", out["target"]);
+        assert_eq!(out["kernel"], "none");
     }
 }
 
@@ -118,7 +120,8 @@ fn int8_weights_are_packed_once_then_mapped_with_the_same_output() {
     let bytes = std::fs::read(&files[0]).unwrap();
     std::fs::write(&files[0], &bytes[..bytes.len() / 2]).unwrap();
     let third = speculate(&t, &m, &prompts, &args);
-    assert_eq!(ids(&third["prompts"][1]["output_ids"]), ids(&first["prompts"][1]["output_ids"]));
+    let second_ids = |r: &Value| ids(&r["baseline"]["prompts"][1]["output_ids"]);
+    assert_eq!(second_ids(&third), second_ids(&first));
     assert_eq!(std::fs::metadata(&files[0]).unwrap().len() as usize, bytes.len());
     assert_eq!(first["kernel"].as_str().map(|k| !k.is_empty()), Some(true));
 }
@@ -130,7 +133,7 @@ fn chat_wraps_the_prompt_in_the_template_and_text_prints_a_table() {
     std::fs::write(&prompts, "Jaka jest stolica Polski?\n").unwrap();
     let out =
         speculate(&t, &model("qwen2-tiny"), &prompts, &["--chat", "--max-new-tokens", "3", "--precision", "bf16"]);
-    let p = ids(&out["prompts"][0]["prompt_ids"]);
+    let p = ids(&out["baseline"]["prompts"][0]["prompt_ids"]);
     // <|im_start|>system ... <|im_end|>\n<|im_start|>user\n...<|im_end|>\n<|im_start|>assistant\n
     assert_eq!(p[0], 151644);
     assert_eq!(&p[p.len() - 3..], &[151644, 77091, 198]);
@@ -146,7 +149,7 @@ fn chat_wraps_the_prompt_in_the_template_and_text_prints_a_table() {
             "2",
         ],
     ));
-    assert!(table.contains("decode:") && table.contains("tokens/s"), "{table}");
+    assert!(table.contains("decode:") && table.contains("tokens/s") && table.contains("prefill tok/s"), "{table}");
     // The base mistral fixture has a chat_template.jinja; a folder without one is an error.
     let bare = t.path().join("bare");
     std::fs::create_dir(&bare).unwrap();
@@ -155,7 +158,8 @@ fn chat_wraps_the_prompt_in_the_template_and_text_prints_a_table() {
     }
     let e =
         run(&t, &["speculate", "--target", bare.to_str().unwrap(), "--prompts", prompts.to_str().unwrap(), "--chat"]);
-    assert_eq!(e.status.code(), Some(1));
+    // Asking for the chat template of a model without one is the caller's mistake.
+    assert_eq!(e.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&e.stderr).contains("no chat template"), "{e:?}");
 }
 
@@ -172,8 +176,8 @@ fn json_to_stdout_and_environment_variables() {
         .env("RESEAM_PRECISION", "f32");
     let out = t.run(c, b"");
     let v: Value = serde_json::from_str(&ok(&out)).unwrap();
-    assert_eq!(v["prompts"][0]["output_ids"].as_array().unwrap().len(), 2);
-    assert_eq!(v["precision"], "f32");
+    assert_eq!(v["baseline"]["prompts"][0]["output_ids"].as_array().unwrap().len(), 2);
+    assert!(v["target"].as_str().unwrap().ends_with(", f32)"), "{}", v["target"]);
 }
 
 #[test]
@@ -185,13 +189,13 @@ fn bad_input_is_a_clear_error() {
     let m = m.to_str().unwrap();
     let p = prompts.to_str().unwrap();
     let e = run(&t, &["speculate", "--target", m, "--prompts", p]);
-    assert_eq!(e.status.code(), Some(1));
+    assert_eq!(e.status.code(), Some(2), "a bad prompt file is the caller's to fix");
     assert!(String::from_utf8_lossy(&e.stderr).contains("p.jsonl: line 2"), "{e:?}");
     for (args, code, needle) in [
         (vec!["speculate", "--target", "/nonexistent", "--prompts", p], 2, "config.json"),
         (vec!["speculate", "--target", m, "--prompts", p, "--precision", "int4"], 2, "int4"),
         (vec!["speculate", "--target", m, "--prompts", p, "--max-new-tokens", "0"], 2, "--max-new-tokens"),
-        (vec!["speculate", "--target", m, "--prompts", "/nonexistent.txt"], 1, "/nonexistent.txt"),
+        (vec!["speculate", "--target", m, "--prompts", "/nonexistent.txt"], 2, "/nonexistent.txt"),
         (vec!["bench", "llm", "--decode-tokens", "0"], 2, "--decode-tokens"),
         (vec!["bench", "llm", "--shape", "gpt5"], 2, "gpt5"),
     ] {
@@ -199,6 +203,11 @@ fn bad_input_is_a_clear_error() {
         assert_eq!(out.status.code(), Some(code), "{args:?}: {out:?}");
         assert!(String::from_utf8_lossy(&out.stderr).contains(needle), "{args:?}: {out:?}");
     }
+    // The cause is printed once, after what failed.
+    let out = run(&t, &["speculate", "--target", m, "--prompts", "/nonexistent.txt"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("reseam: --prompts: cannot read /nonexistent.txt: "), "{err}");
+    assert_eq!(err.matches("os error 2").count(), 1, "{err}");
     // A damaged checkpoint names its file.
     let broken = t.path().join("broken");
     std::fs::create_dir(&broken).unwrap();

@@ -173,7 +173,7 @@ fn lines_spacing_and_empty_lines_are_kept() {
 fn invalid_utf8_names_the_line() {
     let t = TestDir::new();
     let out = translate(&t, &[], b"Hola.\nadi\xffos\n");
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "input that is not UTF-8 is the caller's to fix");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("line 2") && err.contains("UTF-8"), "{err}");
 }
@@ -184,7 +184,7 @@ fn missing_or_broken_model_names_the_path() {
     let mut c = t.cmd();
     c.args(["translate", "--offline", "--models"]).arg(t.path().join("nowhere")).args(["es", "en"]);
     let out = t.run(c, b"Hola\n");
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "a model that is not there is the caller's to fetch");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("nowhere") && err.contains("es→en") && err.contains("reseam fetch es-en"), "{err}");
 
@@ -197,7 +197,7 @@ fn missing_or_broken_model_names_the_path() {
     let mut c = t.cmd();
     c.args(["translate", "es", "en"]).env("MODELS_DIR", t.path().join("models"));
     let out = t.run(c, b"Hola\n");
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(1), "a damaged model is a failure, not the caller's mistake");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("model.esen.intgemm.alphas.bin") && err.contains("truncated"), "{err}");
 
@@ -206,7 +206,7 @@ fn missing_or_broken_model_names_the_path() {
     c.args(["translate", "--shortlist", "es", "en"]).env("MODELS_DIR", t.path().join("models"));
     std::fs::write(dir.join("model.esen.intgemm.alphas.bin"), &model).unwrap();
     let out = t.run(c, b"Hola\n");
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "--shortlist for a model without one is a usage error");
     assert!(String::from_utf8_lossy(&out.stderr).contains("lex."), "{out:?}");
 }
 

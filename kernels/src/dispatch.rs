@@ -1,12 +1,14 @@
 //! The only place that matches on the instruction set. It reads the CPU once (`cpu.rs`, with the
 //! OS permission AMX needs), fills a table of kernels per arithmetic, caches the process-wide
-//! choice, and checks every product's arguments before a kernel runs.
+//! choice; its checked entry points (`calls.rs`) check every product's arguments before a kernel
+//! runs.
 
-use std::ops::Range;
 use std::sync::OnceLock;
 
-use crate::part::{GemmTask, Part, Split};
-use crate::{Arithmetic, Epilogue, Output, PackedB, QuantizedA, ShapeError, cpu, scalar};
+use crate::part::Part;
+use crate::{Arithmetic, cpu, scalar};
+
+mod calls;
 
 /// Instruction sets with a kernel of their own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -131,7 +133,7 @@ impl std::fmt::Debug for Kernels {
 }
 
 /// `RESEAM_MT_ISA` named an instruction set this build or CPU cannot run.
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 pub enum IsaError {
     #[error(
         "RESEAM_MT_ISA={0:?} is not an instruction set (one of: auto, reference, avx2, avx512bw, avxvnni, avx512vnni, amx, neon)"
@@ -140,6 +142,14 @@ pub enum IsaError {
     /// The ISA, then why it cannot run here and which ones can.
     #[error("cannot use the {0} kernels: {1}")]
     Unsupported(Isa, String),
+}
+
+impl IsaError {
+    /// Never the caller's fault: `RESEAM_MT_ISA` belongs to the process's environment, which a
+    /// client of a server cannot change, so the command line exits 1 and a server answers 5xx.
+    pub fn is_usage(&self) -> bool {
+        false
+    }
 }
 
 const REFERENCE_EXACT: Path =
@@ -259,141 +269,6 @@ impl Kernels {
     /// ARM64.
     pub fn firefox_arithmetic() -> Arithmetic {
         firefox_arithmetic_for(&cpu_features())
-    }
-
-    /// Quantizes activations (see [`scalar::quantize`]).
-    pub fn quantize(&self, src: &[f32], scale: f32, dst: &mut [u8]) {
-        assert!(dst.len() >= src.len(), "quantize: destination shorter than source");
-        // SAFETY: the table was built for an ISA this CPU runs, and the lengths are checked.
-        unsafe { (self.quantize)(src, scale, dst) }
-    }
-
-    /// `acc[i] = a[i] · b[i] + acc[i]`, one rounding per element (see [`scalar::fma_vv`]).
-    #[inline]
-    pub fn fma_vv(&self, acc: &mut [f32], a: &[f32], b: &[f32]) {
-        assert!(a.len() >= acc.len() && b.len() >= acc.len(), "fma_vv: operands shorter than the accumulator");
-        // SAFETY: the table was built for an ISA this CPU runs, and the lengths are checked.
-        unsafe { (self.fma.0)(acc, a, b) }
-    }
-
-    /// `acc[i] = s · b[i] + acc[i]`, one rounding per element (see [`scalar::fma_sv`]).
-    #[inline]
-    pub fn fma_sv(&self, acc: &mut [f32], s: f32, b: &[f32]) {
-        assert!(b.len() >= acc.len(), "fma_sv: operand shorter than the accumulator");
-        // SAFETY: the table was built for an ISA this CPU runs, and the length is checked.
-        unsafe { (self.fma.1)(acc, s, b) }
-    }
-
-    /// Attention scores of several heads over keys in blocks of [`scalar::KEY_BLOCK`] positions
-    /// (see [`scalar::block_scores`]).
-    #[inline]
-    pub fn block_scores(&self, q: &[f32], hd: usize, keys: &[f32], blocks: usize, out: &mut [f32]) {
-        scalar::check_block_scores(q, hd, keys, blocks, out);
-        // SAFETY: the table was built for an ISA this CPU runs, and the lengths are checked.
-        unsafe { (self.attn.0)(q, hd, keys, blocks, out) }
-    }
-
-    /// Weighted sums of `n` value rows of `d` floats for several heads at once, in order over the
-    /// rows, from 0 or `continued` from the sums in `out` (see [`scalar::weighted_rows`]).
-    #[inline]
-    #[allow(clippy::too_many_arguments)]
-    pub fn weighted_rows(
-        &self,
-        w: &[f32],
-        n: usize,
-        w_stride: usize,
-        rows: &[f32],
-        out: &mut [f32],
-        d: usize,
-        continued: bool,
-    ) {
-        scalar::check_weighted_rows(w, n, w_stride, rows, out, d);
-        // SAFETY: the table was built for an ISA this CPU runs, and the lengths are checked.
-        unsafe { (self.attn.1)(w, n, w_stride, rows, out, d, continued) }
-    }
-
-    /// `softmax(s · scaling)` in place (see [`scalar::softmax_scaled`]).
-    #[inline]
-    pub fn softmax_scaled(&self, s: &mut [f32], scaling: f32) {
-        // SAFETY: the table was built for an ISA this CPU runs; the function takes any length.
-        unsafe { (self.act.0)(s, scaling) }
-    }
-
-    /// `out[i] = silu(g[i]) · u[i]` (see [`scalar::silu_mul`]).
-    #[inline]
-    pub fn silu_mul(&self, g: &[f32], u: &[f32], out: &mut [f32]) {
-        // SAFETY: the table was built for an ISA this CPU runs; the function checks the lengths.
-        unsafe { (self.act.1)(g, u, out) }
-    }
-
-    /// `max |x|`, NaN ignored (see [`scalar::absmax`]).
-    #[inline]
-    pub fn absmax(&self, x: &[f32]) -> f32 {
-        // SAFETY: the table was built for an ISA this CPU runs; the function takes any length.
-        unsafe { (self.absmax)(x) }
-    }
-
-    /// `out = epilogue(a · b)` in the given arithmetic, after checking every length.
-    pub fn gemm(
-        &self,
-        arith: Arithmetic,
-        a: &QuantizedA,
-        b: &PackedB,
-        ep: &Epilogue,
-        out: &mut Output,
-    ) -> Result<(), ShapeError> {
-        let part = Part::new(a, b, ep, out)?;
-        self.run(arith, &part);
-        Ok(())
-    }
-
-    /// Only rows `rows` and columns `cols` of the product (the rest of `out` is left alone).
-    /// `cols` starts on a multiple of [`crate::pack::N_BLOCK`] and ends on one or at `b.n()`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn gemm_region(
-        &self,
-        arith: Arithmetic,
-        a: &QuantizedA,
-        b: &PackedB,
-        ep: &Epilogue,
-        out: &mut Output,
-        rows: Range<usize>,
-        cols: Range<usize>,
-    ) -> Result<(), ShapeError> {
-        let part = Part::new(a, b, ep, out)?.region(rows, cols)?;
-        self.run(arith, &part);
-        Ok(())
-    }
-
-    /// The product cut into independent tasks (at most as many as asked) that threads can run in
-    /// any order: by rows for throughput, by columns for latency. The output stays borrowed until
-    /// the tasks are gone; together they write all of it, each its own rectangle.
-    pub fn split<'t>(
-        &self,
-        arith: Arithmetic,
-        a: &QuantizedA<'t>,
-        b: &'t PackedB,
-        ep: &Epilogue<'t>,
-        out: &'t mut Output<'_>,
-        how: Split,
-    ) -> Result<Vec<GemmTask<'t>>, ShapeError> {
-        let kernel = self.path(arith).f;
-        let parts = Part::new(a, b, ep, out)?.split(how, self.grain.0, self.grain.1);
-        Ok(parts.into_iter().map(|part| GemmTask { kernel, part }).collect())
-    }
-
-    fn run(&self, arith: Arithmetic, part: &Part) {
-        // SAFETY: tables are only built for instruction sets this CPU and OS run (see `table`),
-        // and `part` was checked by `Part::new`.
-        unsafe { (self.path(arith).f)(part) }
-    }
-}
-
-impl PeakLoop {
-    /// Runs `iters` iterations of the loop.
-    pub fn run(&self, iters: u64) {
-        // SAFETY: a `PeakLoop` is only handed out by a table built for an ISA this CPU runs.
-        unsafe { (self.run)(iters) }
     }
 }
 
@@ -619,11 +494,11 @@ pub fn firefox_arithmetic_for(f: &CpuFeatures) -> Arithmetic {
     }
 }
 
-static KERNELS: OnceLock<Result<Kernels, String>> = OnceLock::new();
+static KERNELS: OnceLock<Result<Kernels, IsaError>> = OnceLock::new();
 
 /// The process-wide kernels, chosen once (honouring `RESEAM_MT_ISA`).
-pub fn kernels() -> Result<&'static Kernels, &'static str> {
-    KERNELS.get_or_init(|| Kernels::detect().map_err(|e| e.to_string())).as_ref().map_err(|e| e.as_str())
+pub fn kernels() -> Result<&'static Kernels, IsaError> {
+    KERNELS.get_or_init(Kernels::detect).as_ref().map_err(IsaError::clone)
 }
 
 #[cfg(test)]

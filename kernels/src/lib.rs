@@ -163,3 +163,10 @@ pub enum ShapeError {
     )]
     Region { rows: std::ops::Range<usize>, cols: std::ops::Range<usize>, m: usize, n: usize, block: usize },
 }
+
+impl ShapeError {
+    /// Never the caller's fault: the engines size every buffer, so a mismatch is their bug.
+    pub fn is_usage(&self) -> bool {
+        false
+    }
+}

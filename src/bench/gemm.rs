@@ -13,7 +13,7 @@ use reseam_kernels::clock::{self, CycleRate};
 use reseam_kernels::pack::AlignedBytes;
 use reseam_kernels::{Arithmetic, Epilogue, Isa, Kernels, Output, PackedB, QuantizedA, Scale};
 
-use crate::llm::layers::DecoderSpec;
+use crate::llm::DecoderSpec;
 
 /// Which kernel tables to measure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -138,19 +138,27 @@ pub enum Event {
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("{0}")]
+    #[error(transparent)]
     Isa(#[from] reseam_kernels::dispatch::IsaError),
-    #[error("the kernels cannot start: {0}")]
-    Kernels(String),
     #[error("--m must list row counts of at least 1")]
     NoRows,
     #[error("no shape matches --shape {0:?} (shapes: {names})", names = shape_names().join(", "))]
     NoShape(Vec<String>),
 }
 
+impl Error {
+    /// Bad flags are the caller's fault; the kernels' own errors say for themselves.
+    pub fn is_usage(&self) -> bool {
+        match self {
+            Error::Isa(e) => e.is_usage(),
+            Error::NoRows | Error::NoShape(_) => true,
+        }
+    }
+}
+
 fn tables(choice: IsaChoice) -> Result<Vec<Kernels>, Error> {
     Ok(match choice {
-        IsaChoice::Live => vec![*reseam_kernels::dispatch::kernels().map_err(|e| Error::Kernels(e.to_string()))?],
+        IsaChoice::Live => vec![*reseam_kernels::dispatch::kernels()?],
         IsaChoice::All => Kernels::available()
             .into_iter()
             .filter(|&i| i != Isa::Reference)
@@ -219,7 +227,7 @@ pub fn measure_live(arith: Arithmetic, shape: &Shape, m: usize, min_time: Durati
     if m == 0 {
         return Err(Error::NoRows);
     }
-    let k = reseam_kernels::dispatch::kernels().map_err(|e| Error::Kernels(e.to_string()))?;
+    let k = reseam_kernels::dispatch::kernels()?;
     let data = Data::new(shape, m);
     Ok(measure(k, arith, shape, m, &data, clock::cycles_clock(), min_time))
 }

@@ -18,8 +18,8 @@ use serde::Serialize;
 
 use super::gemm as gemm_bench;
 use super::memory::{self as membw, Bandwidth};
+use crate::llm::DecoderSpec;
 use crate::llm::decoder::LogitRows;
-use crate::llm::layers::DecoderSpec;
 use crate::llm::linear::{self, Int8Matrix, Precision};
 use crate::llm::{Error, Model, Result, synthetic};
 
@@ -152,7 +152,7 @@ impl<'m> GemmModel<'m> {
 
     /// Times one pass over every product, keeping the best pass and each product's best.
     fn run(&mut self) -> Result<()> {
-        let kernels = reseam_kernels::dispatch::kernels().map_err(|e| Error::Kernels(e.to_string()))?;
+        let kernels = reseam_kernels::dispatch::kernels()?;
         let start = Instant::now();
         for (&(m, input, output), best) in self.products.iter().zip(&mut self.best_each) {
             let t = Instant::now();
@@ -183,8 +183,7 @@ pub fn run(opts: &Options, log: &dyn Fn(&str)) -> Result<Report> {
     if opts.prefill_tokens == 0 || opts.decode_tokens == 0 || opts.gemm_rows == 0 {
         return Err(Error::EmptyInput("prefill tokens, decode tokens and GEMM rows must all be at least 1"));
     }
-    let kernel =
-        reseam_kernels::dispatch::kernels().map_err(|e| Error::Kernels(e.to_string()))?.isa().name().to_string();
+    let kernel = reseam_kernels::dispatch::kernels()?.isa().name().to_string();
     log(&format!("generating a random {} model in int8 ({} parameters)", opts.shape_name, parameters(s)));
     let t = Instant::now();
     let model = Model::synthetic(s, Precision::Int8, opts.seed)?;
@@ -207,7 +206,10 @@ pub fn run(opts: &Options, log: &dyn Fn(&str)) -> Result<Report> {
         if [0, RUNS / 2, RUNS - 1].contains(&run) {
             for (shape, best) in shapes.iter().zip(&mut bench_gemm) {
                 let row = gemm_bench::measure_live(Arithmetic::Exact, shape, opts.gemm_rows, opts.bench_gemm_time)
-                    .map_err(|e| Error::Kernels(e.to_string()))?;
+                    .map_err(|e| match e {
+                        gemm_bench::Error::Isa(e) => Error::Kernels(e),
+                        _ => Error::EmptyInput("--gemm-rows must be at least 1"),
+                    })?;
                 *best = best.min(row.seconds);
             }
         }

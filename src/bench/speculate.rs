@@ -10,7 +10,7 @@
 
 use serde::Serialize;
 
-use crate::llm::layers::DecoderSpec;
+use crate::llm::DecoderSpec;
 use crate::llm::{Model, Precision, synthetic};
 use crate::speculate::clock::WallClock;
 use crate::speculate::energy::Unavailable;
@@ -18,7 +18,7 @@ use crate::speculate::experiment::Error;
 use crate::speculate::mock::mix;
 use crate::speculate::report::{KSetting, Report};
 use crate::speculate::rounds::{DecodeOptions, Verify};
-use crate::speculate::run::{Prompt, RunOptions, run as run_experiment};
+use crate::speculate::run::{Draft, Prompt, RunOptions, run as run_experiment};
 use crate::speculate::strategy::{Pair, Strategy};
 use crate::speculate::tokens::{TextTokenizer, Token, TokenizerError};
 
@@ -141,7 +141,15 @@ pub fn run(opts: &Options, log: &dyn Fn(&str)) -> Result<BenchReport, Error> {
             Prompt { text: format!("random prompt {}", p + 1), target_ids: t.clone(), draft_ids: t }
         })
         .collect();
-    let run_opts = |label: &str| RunOptions {
+    let kernel = match opts.precision {
+        Precision::Int8 => reseam_kernels::dispatch::kernels()
+            .map_err(|e| Error::Target { dir: "<generated>".into(), source: Box::new(e.into()) })?
+            .isa()
+            .name()
+            .to_string(),
+        _ => "none".into(),
+    };
+    let run_opts = RunOptions {
         ks: opts.ks.iter().map(|&k| KSetting::Fixed(k)).collect(),
         strategies: vec![Strategy::None],
         decode: DecodeOptions { max_new_tokens: opts.max_new_tokens, stop: Vec::new() },
@@ -151,7 +159,7 @@ pub fn run(opts: &Options, log: &dyn Fn(&str)) -> Result<BenchReport, Error> {
         k_max_auto: 8,
         divergence_tolerance: 1e-3,
         target_label: format!("random {} ({})", opts.shape_name, opts.precision.name()),
-        draft_label: label.to_string(),
+        kernel_label: kernel,
         clock_label: "wall".into(),
     };
     let clock = WallClock::new();
@@ -162,10 +170,10 @@ pub fn run(opts: &Options, log: &dyn Fn(&str)) -> Result<BenchReport, Error> {
         let mut last = String::new();
         let r = run_experiment(
             &target,
-            draft,
-            &pair,
+            &ids,
+            Some(Draft { model: draft, pair: &pair, label }),
             &prompts,
-            &run_opts(&label),
+            &run_opts,
             &clock,
             &mut Unavailable("not measured by the benchmark".into()),
             &mut |p| {
@@ -186,7 +194,7 @@ pub fn run(opts: &Options, log: &dyn Fn(&str)) -> Result<BenchReport, Error> {
                     _ => None,
                 };
                 Row {
-                    draft: r.draft.clone(),
+                    draft: r.draft.clone().unwrap_or_default(),
                     k: match run.k {
                         KSetting::Fixed(k) => k,
                         KSetting::Auto => 0,

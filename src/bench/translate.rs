@@ -28,21 +28,28 @@ pub struct Post {
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("cannot read the corpus {path}: {source}")]
+    #[error("cannot read the corpus {path}")]
     Read { path: PathBuf, source: std::io::Error },
     #[error("{path}:{line}: expected from<TAB>to<TAB>text")]
     Line { path: PathBuf, line: usize },
     #[error("{path}: no posts")]
     Empty { path: PathBuf },
-    #[error("{from}→{to}: {source}")]
+    #[error("{from}→{to}")]
     Direction { from: String, to: String, source: Box<TranslateError> },
     #[error(transparent)]
     Translate(#[from] TranslateError),
 }
 
 impl Error {
+    /// A corpus that cannot be read or parsed is the caller's fault (see [`crate::error`]); a
+    /// direction's failure is the next link of the chain, which says for itself.
     pub fn is_usage(&self) -> bool {
-        matches!(self, Error::Read { .. } | Error::Line { .. } | Error::Empty { .. } | Error::Direction { .. })
+        match self {
+            Error::Read { source, .. } => crate::paths::unreadable_by_name(source),
+            Error::Line { .. } | Error::Empty { .. } => true,
+            Error::Translate(e) => e.is_usage(),
+            Error::Direction { .. } => false,
+        }
     }
 }
 

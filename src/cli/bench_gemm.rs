@@ -185,10 +185,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(e) = failure {
         return Err(e).context("writing the results");
     }
-    result.map_err(|e| match e {
-        gemm::Error::NoRows | gemm::Error::NoShape(_) => UsageError(e.to_string()).into(),
-        other => anyhow::Error::from(other),
-    })?;
+    result?;
     Ok(())
 }
 

@@ -5,9 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use reseam::fetch::{self, FetchError, FetchOptions, NetConfig, ProgressMode, Source, human_bytes};
-
-use super::UsageError;
+use reseam::fetch::{self, FetchOptions, NetConfig, ProgressMode, Source, human_bytes};
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:\n  \
@@ -83,19 +81,13 @@ impl SourceArgs {
     }
 }
 
-/// A fetch failure for the command line: LANGS mistakes are usage errors (exit code 2).
-pub fn cli_error(e: FetchError) -> anyhow::Error {
-    if e.is_usage() { UsageError(e.to_string()).into() } else { e.into() }
-}
-
 pub fn run(args: Args, verbose: bool) -> anyhow::Result<()> {
     let models = args.models.clone().unwrap_or_else(reseam::paths::default_models_dir);
     let opts = args.source.options(models, verbose);
-    let usage = cli_error;
 
     let mut out = std::io::stdout().lock();
     if args.list {
-        let rows = fetch::list(&opts).map_err(usage)?;
+        let rows = fetch::list(&opts)?;
         writeln!(
             out,
             "{:<14} {:<12} {:<9} {:>9} {:>9}  installed",
@@ -125,7 +117,7 @@ pub fn run(args: Args, verbose: bool) -> anyhow::Result<()> {
     // clap requires LANGS unless --list.
     let langs = args.langs.as_deref().unwrap_or_default();
     if let Some(dir) = &args.mirror {
-        let m = fetch::mirror(&opts, langs, dir).map_err(usage)?;
+        let m = fetch::mirror(&opts, langs, dir)?;
         writeln!(
             out,
             "{}: {} pairs, {} files downloaded ({}), {} already there",
@@ -137,7 +129,7 @@ pub fn run(args: Args, verbose: bool) -> anyhow::Result<()> {
         )?;
         return Ok(());
     }
-    for p in fetch::fetch(&opts, langs).map_err(usage)? {
+    for p in fetch::fetch(&opts, langs)? {
         writeln!(
             out,
             "{}-{}\t{}\t{}\t{}",

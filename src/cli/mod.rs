@@ -40,8 +40,9 @@ enum Command {
     Detect(detect::Args),
     /// Measures the int8 matrix products per instruction set against the CPU's peak.
     BenchGemm(bench_gemm::Args),
-    /// Greedy decoding of an LLM checkpoint over a prompt file, with decode tokens/s (the
-    /// baseline of speculative decoding).
+    /// Cross-tokenizer speculative decoding of an LLM checkpoint with a draft model, measured
+    /// against the target alone (without --draft: the target alone, with its prefill and decode
+    /// speed).
     Speculate(speculate::Args),
     /// Measures this machine: memory read bandwidth, and int8 LLM decode/prefill against it.
     Bench(bench::Args),
@@ -72,7 +73,8 @@ pub fn main() -> ExitCode {
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("reseam: {e:#}");
-            ExitCode::from(if e.downcast_ref::<UsageError>().is_some() { EXIT_USAGE } else { EXIT_FAILURE })
+            // One rule for every subcommand, the one a server's 4xx will follow.
+            ExitCode::from(if reseam::error::is_usage(e.as_ref()) { EXIT_USAGE } else { EXIT_FAILURE })
         }
     }
 }
@@ -97,9 +99,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 }
 
 /// A mistake in how reseam was called (exit code 2), found after clap's own checks.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct UsageError(pub String);
+pub use reseam::error::UsageError;
 
 /// Whether the failure is only that the reader of our output went away (`reseam ... | head`).
 fn is_broken_pipe(e: &anyhow::Error) -> bool {

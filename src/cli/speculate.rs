@@ -1,12 +1,10 @@
 //! `reseam speculate`: cross-tokenizer speculative decoding (UAG) of a target model with a
-//! draft model, measured against the target alone; without a draft, greedy decoding of the
-//! target with its decode speed (the baseline).
+//! draft model, measured against the target alone; without a draft, the same report with the
+//! target alone (the baseline) and no configurations.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
-use reseam::llm::generate::{self, BaselineOptions, BaselineReport, Progress};
 use reseam::llm::{LoadOptions, Precision};
 use reseam::speculate::experiment::{self, Event, Settings};
 use reseam::speculate::report::{self, KSetting, Report};
@@ -91,10 +89,10 @@ pub struct Args {
     #[arg(long, env = "RESEAM_CHAT")]
     chat: bool,
 
-    /// Write the results as JSON to FILE ("-": standard output). With --draft: the report of
-    /// docs/speculate-json.md (runs with acceptance, speedup, cost model, divergences, and per
-    /// prompt "prompt", "baseline_ids", "output_ids", "text"); without: per prompt "prompt",
-    /// "prompt_ids", "output_ids", "text" and timings, plus the totals.
+    /// Write the report as JSON to FILE ("-": standard output), in the schema of
+    /// docs/speculate-json.md: the baseline (per prompt "prompt", "prompt_ids", "output_ids",
+    /// "text" and timings) and, with --draft, one run per configuration (acceptance, speedup,
+    /// cost model, divergences).
     #[arg(long, env = "RESEAM_JSON", value_name = "FILE")]
     json: Option<PathBuf>,
 
@@ -172,41 +170,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .into());
         }
     }
-    if args.draft.is_some() {
-        return run_speculative(args);
-    }
-    for (flag, given) in [("--csv", args.csv.is_some()), ("--plot", args.plot.is_some())] {
-        if given {
-            return Err(UsageError(format!("{flag} reports a speculative run: give --draft DIR too")).into());
+    if args.draft.is_none() {
+        for (flag, given) in [("--csv", args.csv.is_some()), ("--plot", args.plot.is_some())] {
+            if given {
+                return Err(UsageError(format!("{flag} reports a speculative run: give --draft DIR too")).into());
+            }
         }
     }
-    let opts = BaselineOptions {
-        target: args.target.clone(),
-        prompts: args.prompts.clone(),
-        max_new_tokens: args.max_new_tokens,
-        load: LoadOptions { precision: args.precision, pack_dir: args.pack_dir.clone(), no_pack: args.no_pack },
-        chat: args.chat,
-        ignore_eos: args.ignore_eos,
-    };
-    let bar = ProgressView::new();
-    let report = generate::run_baseline(&opts, &|p| bar.show(p));
-    bar.finish();
-    let report = report?;
-    if let Some(path) = &args.json {
-        let json = serde_json::to_vec_pretty(&report).context("serializing the report")?;
-        write_atomically(path, &json)?;
-    }
-    if args.json.as_deref() != Some(Path::new("-")) {
-        print_table(&report)?;
-    }
-    Ok(())
-}
-
-fn run_speculative(args: Args) -> anyhow::Result<()> {
     let opts = experiment::Options {
         target: args.target.clone(),
-        // Checked by the caller.
-        draft: args.draft.clone().unwrap_or_default(),
+        draft: args.draft.clone(),
         prompts: args.prompts.clone(),
         load: LoadOptions { precision: args.precision, pack_dir: args.pack_dir.clone(), no_pack: args.no_pack },
         settings: Settings {
@@ -226,10 +199,7 @@ fn run_speculative(args: Args) -> anyhow::Result<()> {
     let view = RunView::new();
     let result = experiment::run(&opts, meter.as_mut(), &mut |e| view.show(&e));
     view.finish();
-    let report = result.map_err(|e| match e {
-        experiment::Error::Settings(m) => anyhow::Error::from(UsageError(m)),
-        e => anyhow::Error::from(e),
-    })?;
+    let report = result?;
     write_reports(&args, &report)?;
     if args.json.as_deref() != Some(Path::new("-")) {
         std::io::stdout().lock().write_all(report::table::to_string(&report).as_bytes())?;
@@ -293,96 +263,6 @@ impl RunView {
                 Event::Run(_) => eprintln!("reseam: {stage} ({done}/{total} prompt runs done)"),
             }
             *last = stage;
-        }
-    }
-
-    fn finish(&self) {
-        if let Some(b) = &self.bar {
-            b.finish_and_clear();
-        }
-    }
-}
-
-fn print_table(r: &BaselineReport) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "target     {} ({})", r.target, r.architecture)?;
-    writeln!(out, "precision  {} (int8 kernel: {})", r.precision, r.kernel)?;
-    writeln!(
-        out,
-        "{:>6}  {:>13}  {:>10}  {:>13}  {:>12}  text",
-        "prompt", "prompt tokens", "new tokens", "prefill tok/s", "decode tok/s"
-    )?;
-    for (i, p) in r.prompts.iter().enumerate() {
-        let prefill = if p.prefill_seconds > 0.0 { p.prompt_ids.len() as f64 / p.prefill_seconds } else { 0.0 };
-        let text: String = p.text.chars().take(40).map(|c| if c.is_control() { ' ' } else { c }).collect();
-        writeln!(
-            out,
-            "{:>6}  {:>13}  {:>10}  {:>13.1}  {:>12.1}  {text}",
-            i + 1,
-            p.prompt_ids.len(),
-            p.output_ids.len(),
-            prefill,
-            p.decode_tokens_per_second
-        )?;
-    }
-    writeln!(
-        out,
-        "{:>6}  {:>13}  {:>10}  {:>13.1}  {:>12.1}",
-        "all", r.prompt_tokens, r.new_tokens, r.prefill_tokens_per_second, r.decode_tokens_per_second
-    )?;
-    writeln!(out, "decode: {:.2} tokens/s", r.decode_tokens_per_second)?;
-    Ok(())
-}
-
-/// Writes `bytes` to a temporary file beside `path`, then renames it into place ("-": stdout).
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    if path == Path::new("-") {
-        let mut out = std::io::stdout().lock();
-        out.write_all(bytes)?;
-        out.write_all(b"\n")?;
-        return Ok(());
-    }
-    report::write_atomic(path, bytes)?;
-    Ok(())
-}
-
-/// A progress bar on a terminal, plain log lines otherwise.
-struct ProgressView {
-    bar: Option<indicatif::ProgressBar>,
-}
-
-impl ProgressView {
-    fn new() -> ProgressView {
-        let bar = std::io::stderr().is_terminal().then(|| {
-            let b = indicatif::ProgressBar::new(0);
-            b.set_style(
-                indicatif::ProgressStyle::with_template("{msg:>8} [{bar:30}] {pos}/{len} {elapsed}")
-                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-                    .progress_chars("=> "),
-            );
-            b
-        });
-        ProgressView { bar }
-    }
-
-    fn show(&self, p: Progress) {
-        let (label, done, total) = match p {
-            Progress::Packing { done, total } => ("packing", done, total),
-            Progress::Prompt { index, total } => ("prompts", index, total),
-        };
-        if let Some(b) = &self.bar {
-            b.set_message(label);
-            b.set_length(total as u64);
-            b.set_position(done as u64);
-            return;
-        }
-        match p {
-            Progress::Packing { done: 0, total } => {
-                eprintln!("reseam: packing int8 weights ({total} matrices; once per checkpoint)")
-            }
-            Progress::Packing { done, total } if done == total => eprintln!("reseam: packed"),
-            Progress::Prompt { index, total } if index < total => eprintln!("reseam: prompt {}/{total}", index + 1),
-            _ => {}
         }
     }
 

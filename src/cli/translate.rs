@@ -4,9 +4,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use reseam::translate::records::{self, AUTO, Framing, Translators};
-use reseam::translate::{ArithmeticChoice, TranslateError, TranslateOptions, Translator};
-
-use super::UsageError;
+use reseam::translate::{ArithmeticChoice, TranslateOptions, Translator};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Arith {
@@ -127,16 +125,6 @@ pub struct Args {
     pub source: super::fetch::SourceArgs,
 }
 
-fn cli_error(e: TranslateError) -> anyhow::Error {
-    match e {
-        TranslateError::Fetch(f) => super::fetch::cli_error(f),
-        // An unknown language pair is the user's to fix, as in `reseam fetch`.
-        TranslateError::Download { source, .. } if source.is_usage() => super::fetch::cli_error(*source),
-        TranslateError::Text(t @ reseam::text::Error::Language { .. }) => UsageError(t.to_string()).into(),
-        e => e.into(),
-    }
-}
-
 pub fn run(args: Args, verbose: bool) -> anyhow::Result<()> {
     let models = args.models.unwrap_or_else(reseam::paths::default_models_dir);
     let fetch = (!args.offline).then(|| args.source.options(models.clone(), verbose));
@@ -175,14 +163,14 @@ pub fn run(args: Args, verbose: bool) -> anyhow::Result<()> {
     let mut translator = None;
     if records {
         // A missing or bad pair is reported before any input is read, as without records.
-        let first = if auto { None } else { Some(Translator::load(&opts).map_err(cli_error)?) };
+        let first = if auto { None } else { Some(Translator::load(&opts)?) };
         let mut t = Translators::new(opts, detector).with_html(args.html);
         if let Some(first) = first {
             t.insert(&from, &to, first);
         }
         translators = Some(t);
     } else {
-        translator = Some(Translator::load(&opts).map_err(cli_error)?);
+        translator = Some(Translator::load(&opts)?);
     }
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();

@@ -8,7 +8,7 @@ pub fn print(verbose: bool) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     writeln!(out, "reseam {}", env!("CARGO_PKG_VERSION"))?;
     if verbose {
-        let live = reseam_kernels::dispatch::kernels().map_err(|e| anyhow::anyhow!("{e}"))?;
+        let live = reseam_kernels::dispatch::kernels()?;
         writeln!(out, "cpu: {} ({})", cpu_name(), std::env::consts::ARCH)?;
         let mut available = Vec::new();
         let mut unusable = Vec::new();

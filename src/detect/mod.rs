@@ -70,6 +70,12 @@ pub enum DetectError {
     Empty,
 }
 
+impl DetectError {
+    pub fn is_usage(&self) -> bool {
+        true
+    }
+}
+
 /// Identifies posts among a fixed set of candidate languages. Built once (the n-gram models are
 /// read on its first detection), then shared: `detect` takes `&self`.
 pub struct Detector {

@@ -56,8 +56,8 @@ impl Default for EngineOptions {
 /// Why the engine could not start or a request failed.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
-    #[error("the int8 kernels cannot run: {0}")]
-    Kernels(String),
+    #[error("the int8 kernels cannot run")]
+    Kernels(#[source] reseam_kernels::dispatch::IsaError),
     #[error("starting the compute threads failed")]
     Threads(#[source] std::io::Error),
     #[error(transparent)]
@@ -68,6 +68,20 @@ pub enum EngineError {
     Internal(String),
     #[error("the engine has stopped")]
     Stopped,
+}
+
+impl EngineError {
+    /// Only what the wrapped errors say of themselves (see [`crate::error`]); the engine's own
+    /// failures are never the caller's.
+    pub fn is_usage(&self) -> bool {
+        match self {
+            EngineError::Decode(e) => e.is_usage(),
+            EngineError::Vocab(e) => e.is_usage(),
+            EngineError::Kernels(_) | EngineError::Threads(_) | EngineError::Internal(_) | EngineError::Stopped => {
+                false
+            }
+        }
+    }
 }
 
 /// A request: sentences through `stages` (one model, or from→en and en→to).
@@ -104,7 +118,7 @@ pub struct Engine {
 
 impl Engine {
     pub fn new(opts: &EngineOptions) -> Result<Engine, EngineError> {
-        let kernels = reseam_kernels::dispatch::kernels().map_err(|e| EngineError::Kernels(e.to_string()))?;
+        let kernels = reseam_kernels::dispatch::kernels().map_err(EngineError::Kernels)?;
         let threads = if opts.threads == 0 { physical_cores() } else { opts.threads };
         let threads = if opts.debug { 1 } else { threads };
         let pool = scheduler::pool(threads, opts.pin_from_core).map_err(EngineError::Threads)?;

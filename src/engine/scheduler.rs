@@ -127,7 +127,7 @@ impl Part {
                         }
                     }
                     Err(e) => {
-                        let msg = e.to_string();
+                        let msg = format!("{:#}", anyhow::Error::from(e));
                         for (unit, _) in lane.incoming.drain(..) {
                             self.failed.push((unit.owner, EngineError::Internal(msg.clone())));
                         }
@@ -142,7 +142,7 @@ impl Part {
                 search::step(rt, model, &mut self.buf, &mut lane.slots)
             };
             if let Err(e) = step {
-                let msg = e.to_string();
+                let msg = format!("{:#}", anyhow::Error::from(e));
                 for owner in lane.owners.drain(..) {
                     self.failed.push((owner, EngineError::Internal(msg.clone())));
                 }

@@ -31,15 +31,15 @@ pub enum FetchError {
     Decompress { file: String, origin: String, detail: String },
 
     #[error(
-        "cannot write to {}: {source}; the models folder must be writable (choose another with --models or MODELS_DIR)",
+        "cannot write to {}; the models folder must be writable (choose another with --models or MODELS_DIR)",
         path.display()
     )]
     NotWritable { path: PathBuf, source: io::Error },
 
-    #[error("no space left in {} while writing {file} ({source}); free some space or choose another folder with --models or MODELS_DIR", path.display())]
+    #[error("no space left in {} while writing {file}; free some space or choose another folder with --models or MODELS_DIR", path.display())]
     NoSpace { path: PathBuf, file: String, source: io::Error },
 
-    #[error("{}: {source}", path.display())]
+    #[error("{}", path.display())]
     Io { path: PathBuf, source: io::Error },
 
     #[error("no {from}→{to} models in {}; run `reseam fetch {hint}` first (or leave out --offline)", models.display())]
@@ -47,9 +47,10 @@ pub enum FetchError {
 }
 
 impl FetchError {
-    /// Whether this is a mistake in how reseam was called (exit code 2).
+    /// The caller's fault (see [`crate::error`]): bad LANGS, or a pair that is not offered or
+    /// not installed; not the network, the server or the disk.
     pub fn is_usage(&self) -> bool {
-        matches!(self, FetchError::Langs(_))
+        matches!(self, FetchError::Langs(_) | FetchError::NotOffered { .. } | FetchError::NotInstalled { .. })
     }
 
     /// Classifies a write failure under `path` (a folder or a file in it).

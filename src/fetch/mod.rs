@@ -104,7 +104,8 @@ pub fn fetch(opts: &FetchOptions, langs: &str) -> Result<Vec<FetchedPair>, Fetch
 pub fn ensure_pair(opts: &FetchOptions, from: &str, to: &str) -> Result<Vec<PathBuf>, FetchError> {
     match installed_pair(&opts.models_dir, from, to) {
         Ok(folders) => return Ok(folders),
-        Err(e) if e.is_usage() => return Err(e),
+        // Bad LANGS stay errors; a pair that is not installed yet is what this installs.
+        Err(e @ FetchError::Langs(_)) => return Err(e),
         Err(_) => {}
     }
     if lang::tags_match(from, to) {

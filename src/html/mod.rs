@@ -39,6 +39,13 @@ pub enum HtmlError<E: std::error::Error + 'static> {
     Count { expected: usize, got: usize },
 }
 
+impl<E: std::error::Error + 'static> HtmlError<E> {
+    pub fn is_usage(&self) -> bool {
+        // The translator's own error is the next link of the chain.
+        matches!(self, HtmlError::Parse(_))
+    }
+}
+
 /// Elements whose content is never translated (code, preformatted text).
 const NOT_TRANSLATED: &[&str] =
     &["code", "pre", "kbd", "samp", "var", "script", "style", "textarea", "template", "math", "svg"];

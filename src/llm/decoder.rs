@@ -8,7 +8,8 @@ use rayon::prelude::*;
 
 use super::cache::KvCache;
 use super::checkpoint::{DType, SharedBytes, to_f32};
-use super::layers::{self, DecoderSpec};
+use super::config::DecoderSpec;
+use super::layers;
 use super::linear::{Int8Matrix, Linear, Precision, QuantizedRows};
 use super::{Error, Result};
 use crate::pack::{self, PackFile};
@@ -342,7 +343,7 @@ impl Decoder {
         for (row, &id) in h.chunks_exact_mut(hd).zip(tokens) {
             self.embed.lookup(id as usize, row);
         }
-        let kern = reseam_kernels::dispatch::kernels().map_err(|e| Error::Kernels(e.to_string()))?;
+        let kern = reseam_kernels::dispatch::kernels()?;
         let (cos, sin) = layers::rope_tables(&self.inv_freq, past..past + t);
         cache.reserve(t);
         let qkv = sized(qkv, t * (qd + 2 * kvd));
@@ -411,7 +412,7 @@ impl Decoder {
 
 /// The activations of a forward: allocated by the first forward that needs them, reused by
 /// every later one (of any model), so a prefill does not fault in tens of megabytes of fresh
-/// pages each time (docs: engine-design.md, "Working memory").
+/// pages each time.
 pub(crate) struct Work {
     h: Vec<f32>,
     qkv: Vec<f32>,

@@ -1,13 +1,12 @@
-//! Greedy decoding of one model (the baseline speculative decoding is measured against), and
-//! the target-only run of `reseam speculate`.
+//! Greedy decoding of one model over a [`KvCache`] that may already hold a prefix of the prompt:
+//! the engine's own loop, which its tests hold to Transformers' goldens. `reseam speculate`
+//! measures its baseline with speculate's own `rounds::greedy` (the same first-maximum rule,
+//! with timing and the runner-up logits), and the experiment's tests hold the two equal.
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
-
 use super::decoder::LogitRows;
-use super::{Error, KvCache, Llm, LoadOptions, Model, Precision, Result, prompts};
+use super::{Error, KvCache, Model, Result};
 
 /// One greedy generation, with its timing.
 #[derive(Clone, Debug, PartialEq)]
@@ -58,121 +57,4 @@ pub fn greedy(model: &Model, cache: &mut KvCache, prompt: &[u32], max_new: usize
         out.push(next);
     }
     Ok(Generation { output_ids: out, prefill, decode: t1.elapsed() })
-}
-
-/// Settings of a target-only run.
-#[derive(Clone, Debug)]
-pub struct BaselineOptions {
-    pub target: PathBuf,
-    pub prompts: PathBuf,
-    pub max_new_tokens: usize,
-    pub load: LoadOptions,
-    pub chat: bool,
-    /// Keep generating through end-of-sequence tokens (for comparisons with fixed lengths).
-    pub ignore_eos: bool,
-}
-
-/// One prompt's result (the JSON schema: `prompt`, `prompt_ids`, `output_ids`, `text`).
-#[derive(Clone, Debug, Serialize)]
-pub struct PromptResult {
-    pub prompt: String,
-    pub prompt_ids: Vec<u32>,
-    pub output_ids: Vec<u32>,
-    /// The new tokens decoded, special tokens skipped.
-    pub text: String,
-    pub prefill_seconds: f64,
-    pub decode_seconds: f64,
-    pub decode_tokens_per_second: f64,
-}
-
-/// A whole run.
-#[derive(Clone, Debug, Serialize)]
-pub struct BaselineReport {
-    pub target: String,
-    pub architecture: String,
-    pub precision: Precision,
-    /// The int8 kernel that ran (`reference`, `avx512vnni`, ...), or `none` in f32/bf16.
-    pub kernel: String,
-    pub max_new_tokens: usize,
-    pub prompts: Vec<PromptResult>,
-    pub prompt_tokens: usize,
-    pub new_tokens: usize,
-    pub prefill_tokens_per_second: f64,
-    /// Single-token forwards per second over all prompts.
-    pub decode_tokens_per_second: f64,
-}
-
-fn rate(n: usize, d: Duration) -> f64 {
-    if d.is_zero() { 0.0 } else { n as f64 / d.as_secs_f64() }
-}
-
-/// Loads the target and decodes every prompt greedily. `progress(event)` is told what happens.
-pub fn run_baseline(opts: &BaselineOptions, progress: &(dyn Fn(Progress) + Sync)) -> Result<BaselineReport> {
-    let prompts = prompts::read(&opts.prompts)?;
-    let llm =
-        Llm::open_with_progress(&opts.target, &opts.load, &|done, total| progress(Progress::Packing { done, total }))?;
-    let kernel = match opts.load.precision {
-        Precision::Int8 => {
-            reseam_kernels::dispatch::kernels().map_err(|e| Error::Kernels(e.to_string()))?.isa().name().to_string()
-        }
-        _ => "none".into(),
-    };
-    let stop: Vec<u32> = if opts.ignore_eos { Vec::new() } else { llm.eos.clone() };
-    let mut results = Vec::with_capacity(prompts.len());
-    let (mut prefill, mut decode, mut steps, mut prompt_tokens, mut new_tokens) =
-        (Duration::ZERO, Duration::ZERO, 0, 0, 0);
-    // One sequence at a time: its cache is emptied for the next prompt, keeping its memory.
-    let mut cache = llm.model.new_cache();
-    for (i, p) in prompts.iter().enumerate() {
-        progress(Progress::Prompt { index: i, total: prompts.len() });
-        let ids = llm.prompt_ids(&p.text, opts.chat)?;
-        if ids.is_empty() {
-            return Err(Error::Prompts {
-                path: opts.prompts.clone(),
-                line: p.line,
-                msg: "the prompt encodes to no tokens (this tokenizer adds no BOS); give it some text".into(),
-            });
-        }
-        cache.clear();
-        let g = greedy(&llm.model, &mut cache, &ids, opts.max_new_tokens, &stop).map_err(|e| match e {
-            Error::Position { .. } => Error::Prompts { path: opts.prompts.clone(), line: p.line, msg: e.to_string() },
-            e => e,
-        })?;
-        prefill += g.prefill;
-        decode += g.decode;
-        steps += g.decode_steps();
-        prompt_tokens += ids.len();
-        new_tokens += g.output_ids.len();
-        results.push(PromptResult {
-            prompt: p.text.clone(),
-            text: llm.tokenizer.decode(&g.output_ids, true)?,
-            prompt_ids: ids,
-            prefill_seconds: g.prefill.as_secs_f64(),
-            decode_seconds: g.decode.as_secs_f64(),
-            decode_tokens_per_second: rate(g.decode_steps(), g.decode),
-            output_ids: g.output_ids,
-        });
-    }
-    progress(Progress::Prompt { index: prompts.len(), total: prompts.len() });
-    Ok(BaselineReport {
-        target: opts.target.display().to_string(),
-        architecture: llm.model.architecture().name().into(),
-        precision: opts.load.precision,
-        kernel,
-        max_new_tokens: opts.max_new_tokens,
-        prompts: results,
-        prompt_tokens,
-        new_tokens,
-        prefill_tokens_per_second: rate(prompt_tokens, prefill),
-        decode_tokens_per_second: rate(steps, decode),
-    })
-}
-
-/// What a run is doing, for progress bars and log lines.
-#[derive(Clone, Copy, Debug)]
-pub enum Progress {
-    /// Quantizing and packing int8 weights (first run of a checkpoint).
-    Packing { done: usize, total: usize },
-    /// Starting prompt `index` of `total` (`index == total`: finished).
-    Prompt { index: usize, total: usize },
 }

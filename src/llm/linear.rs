@@ -11,8 +11,8 @@
 use rayon::prelude::*;
 use reseam_kernels::{Arithmetic, Epilogue, GemmTask, Output, PackedB, QuantizedA, Scale, Split};
 
+use super::Result;
 use super::gemm::{self, WeightElem};
-use super::{Error, Result};
 use crate::pack;
 
 /// How weights are held and multiplied.
@@ -230,7 +230,7 @@ impl Linear {
         debug_assert_eq!(out.len(), rows * self.n);
         let k = self.k;
         if let Weight::Int8(m) = &self.weight {
-            let kernels = reseam_kernels::dispatch::kernels().map_err(|e| Error::Kernels(e.to_string()))?;
+            let kernels = reseam_kernels::dispatch::kernels()?;
             scratch.fill_with(rows, k, reseam_kernels::pack::padded(k, m.n).0, make)?;
             return int8_product(kernels, m, self.bias.as_deref(), scratch, rows, out);
         }
@@ -287,7 +287,7 @@ impl QuantizedRows {
     /// Quantizes each row of `x` with its own scale (`max |x| / 127`), through the dispatched
     /// kernel, replacing what was held.
     pub fn fill(&mut self, x: &[f32], rows: usize, k: usize, k_padded: usize) -> Result<()> {
-        let kernels = reseam_kernels::dispatch::kernels().map_err(|e| Error::Kernels(e.to_string()))?;
+        let kernels = reseam_kernels::dispatch::kernels()?;
         self.shape(rows, k_padded);
         let work = |((xr, qr), s): ((&[f32], &mut [u8]), &mut f32)| *s = quantize_one(kernels, xr, qr);
         let (data, scales) = (&mut self.data, &mut self.scales);
@@ -303,7 +303,7 @@ impl QuantizedRows {
     /// floats) into a buffer of the thread's, which is quantized while it is in L1, so the float
     /// rows never go to memory.
     pub fn fill_with(&mut self, rows: usize, k: usize, k_padded: usize, make: &RowMaker) -> Result<()> {
-        let kernels = reseam_kernels::dispatch::kernels().map_err(|e| Error::Kernels(e.to_string()))?;
+        let kernels = reseam_kernels::dispatch::kernels()?;
         self.shape(rows, k_padded);
         let work = |buf: &mut Vec<f32>, (r, (qr, s)): (usize, (&mut [u8], &mut f32))| {
             buf.resize(k, 0.0);
@@ -357,7 +357,7 @@ fn int8_forward(
     out: &mut [f32],
     q: &mut QuantizedRows,
 ) -> Result<()> {
-    let kernels = reseam_kernels::dispatch::kernels().map_err(|e| Error::Kernels(e.to_string()))?;
+    let kernels = reseam_kernels::dispatch::kernels()?;
     let kp = reseam_kernels::pack::padded(m.k, m.n).0;
     q.fill(x, rows, m.k, kp)?;
     int8_product(kernels, m, bias, q, rows, out)
@@ -396,8 +396,7 @@ pub fn int8_product(
         Split::Columns(4 * threads)
     };
     let mut o = Output::F32 { data: out, stride: m.n };
-    let tasks =
-        kernels.split(Arithmetic::Exact, &a, &m.packed, &ep, &mut o, how).map_err(|e| Error::Kernels(e.to_string()))?;
+    let tasks = kernels.split(Arithmetic::Exact, &a, &m.packed, &ep, &mut o, how)?;
     tasks.into_par_iter().for_each(GemmTask::run);
     Ok(())
 }

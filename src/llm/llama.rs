@@ -9,7 +9,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::Result;
-use super::layers::DecoderSpec;
+use super::config::DecoderSpec;
 use super::{ArchitectureSpec, CommonConfig};
 
 /// `config.json` of `LlamaForCausalLM`, with Transformers' defaults for absent keys.
@@ -45,7 +45,7 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::layers::RopeScaling;
+    use crate::llm::config::RopeScaling;
 
     #[test]
     fn llama_3_2_config_reads_scaling_head_dim_and_tying() {

@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::Result;
-use super::layers::DecoderSpec;
+use super::config::DecoderSpec;
 use super::{ArchitectureSpec, CommonConfig};
 
 /// `config.json` of `MistralForCausalLM`, with Transformers' defaults for absent keys.

@@ -4,7 +4,8 @@
 //! The path, in the order data flows:
 //! text → [`chat`] (the checkpoint's chat template) → [`tokenizer`] (ids) → [`Model`]
 //! ([`checkpoint`] weights, one config file per architecture: [`llama`], [`mistral`],
-//! [`qwen2`]; the shared decoder in [`decoder`] over [`layers`] and [`linear`], with a
+//! [`qwen2`], read into [`config`]'s shape; the shared decoder in [`decoder`] over [`layers`] and
+//! [`linear`], with a
 //! [`KvCache`] per sequence) → logits → [`generate`] (greedy) → [`tokenizer`] → text.
 //!
 //! [`Llm`] bundles what a checkpoint folder holds: the model, its tokenizer, its chat template
@@ -13,6 +14,7 @@
 pub mod cache;
 pub mod chat;
 pub mod checkpoint;
+pub mod config;
 pub mod decoder;
 pub mod gemm;
 pub mod generate;
@@ -33,8 +35,8 @@ use std::path::{Path, PathBuf};
 
 pub use cache::KvCache;
 pub use chat::{ChatTemplate, Message};
+pub use config::{ArchitectureSpec, CommonConfig, DecoderSpec, RopeScaling, RopeSpec};
 pub use decoder::{LogitRows, Logits, argmax};
-pub use layers::DecoderSpec;
 pub use linear::Precision;
 pub use model::{Architecture, LoadOptions, Model, PackStatus};
 pub use tokenizer::{SpecialTokens, Tokenizer};
@@ -42,9 +44,9 @@ pub use tokenizer::{SpecialTokens, Tokenizer};
 /// What can go wrong with a checkpoint, a prompt or a forward pass.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("{path}: {source}")]
+    #[error("cannot read {path}")]
     Io { path: PathBuf, source: std::io::Error },
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Json { path: PathBuf, source: serde_json::Error },
     #[error("{path}: field {field}: {msg}")]
     Field { path: PathBuf, field: String, msg: String },
@@ -70,10 +72,12 @@ pub enum Error {
     Position { len: usize, max: usize },
     #[error("this KV cache was made by another model (use Model::new_cache of the model you call)")]
     Cache,
-    #[error("int8 kernels: {0}")]
-    Kernels(String),
-    #[error("packed weights: {0}")]
+    #[error(transparent)]
+    Kernels(#[from] reseam_kernels::dispatch::IsaError),
+    #[error("packed weights")]
     Pack(#[from] crate::pack::Error),
+    #[error("internal error: a product's shapes did not fit; please report this")]
+    Shape(#[from] reseam_kernels::ShapeError),
     #[error("{0}")]
     EmptyInput(&'static str),
     #[error("generated model: {0}")]
@@ -86,83 +90,36 @@ pub enum Error {
     NoChatTemplate { dir: PathBuf },
 }
 
-pub type Result<T> = std::result::Result<T, Error>;
-
-/// The `config.json` keys the three architectures share, with Transformers' defaults for absent
-/// keys; each architecture's file flattens it into its own `Config` beside what differs.
-#[derive(Debug, serde::Deserialize)]
-pub struct CommonConfig {
-    pub hidden_size: usize,
-    pub intermediate_size: usize,
-    pub num_hidden_layers: usize,
-    pub num_attention_heads: usize,
-    pub num_key_value_heads: Option<usize>,
-    pub head_dim: Option<usize>,
-    #[serde(default = "default_eps")]
-    pub rms_norm_eps: f64,
-    pub rope_theta: Option<f64>,
-    pub rope_scaling: Option<serde_json::Value>,
-    pub rope_parameters: Option<serde_json::Value>,
-    pub vocab_size: usize,
-    #[serde(default)]
-    pub tie_word_embeddings: bool,
-    #[serde(default = "default_act")]
-    pub hidden_act: String,
-}
-
-fn default_eps() -> f64 {
-    1e-6
-}
-
-fn default_act() -> String {
-    "silu".into()
-}
-
-/// What an architecture sets itself in its [`layers::DecoderSpec`].
-pub struct ArchitectureSpec {
-    pub max_positions: usize,
-    pub qkv_bias: bool,
-    pub o_bias: bool,
-    pub mlp_bias: bool,
-    pub sliding_window: Option<usize>,
-}
-
-impl CommonConfig {
-    /// The decoder's shape, checked; `path` names the file in errors.
-    pub fn spec(&self, arch: ArchitectureSpec, path: &Path) -> Result<layers::DecoderSpec> {
-        if self.hidden_act != "silu" && self.hidden_act != "swish" {
-            return Err(Error::Field {
-                path: path.to_path_buf(),
-                field: "hidden_act".into(),
-                msg: format!("{:?} is not supported (these architectures use silu)", self.hidden_act),
-            });
+impl Error {
+    /// The caller's fault (see [`crate::error`]): a prompt, a token id or a flag that does not fit,
+    /// an unsupported architecture, a file that is not there; not a damaged checkpoint.
+    pub fn is_usage(&self) -> bool {
+        match self {
+            Error::Io { source, .. } => crate::paths::unreadable_by_name(source),
+            Error::Kernels(e) => e.is_usage(),
+            Error::Architecture { .. }
+            | Error::TokenId { .. }
+            | Error::Position { .. }
+            | Error::EmptyInput(_)
+            | Error::Prompts { .. }
+            | Error::NoChatTemplate { .. } => true,
+            Error::Json { .. }
+            | Error::Field { .. }
+            | Error::NoWeights { .. }
+            | Error::Safetensors { .. }
+            | Error::MissingTensor { .. }
+            | Error::TensorShape { .. }
+            | Error::Tokenizer { .. }
+            | Error::ChatTemplate { .. }
+            | Error::Cache
+            | Error::Pack(_)
+            | Error::Shape(_)
+            | Error::Synthetic(_) => false,
         }
-        let spec = layers::DecoderSpec {
-            hidden: self.hidden_size,
-            intermediate: self.intermediate_size,
-            layers: self.num_hidden_layers,
-            heads: self.num_attention_heads,
-            kv_heads: self.num_key_value_heads.unwrap_or(self.num_attention_heads),
-            head_dim: self.head_dim.unwrap_or(self.hidden_size / self.num_attention_heads.max(1)),
-            vocab: self.vocab_size,
-            rms_norm_eps: self.rms_norm_eps as f32,
-            rope: layers::RopeSpec::from_config(
-                self.rope_theta,
-                self.rope_scaling.as_ref(),
-                self.rope_parameters.as_ref(),
-                path,
-            )?,
-            max_positions: arch.max_positions,
-            tied_embeddings: self.tie_word_embeddings,
-            qkv_bias: arch.qkv_bias,
-            o_bias: arch.o_bias,
-            mlp_bias: arch.mlp_bias,
-            sliding_window: arch.sliding_window,
-        };
-        spec.validate(path)?;
-        Ok(spec)
     }
 }
+
+pub type Result<T> = std::result::Result<T, Error>;
 
 /// A checkpoint folder, loaded: model, tokenizer, chat template, stop tokens.
 pub struct Llm {

@@ -8,8 +8,8 @@ use sha2::{Digest, Sha256};
 
 use super::cache::KvCache;
 use super::checkpoint::Checkpoint;
+use super::config::DecoderSpec;
 use super::decoder::{self, Decoder, LogitRows, Logits};
-use super::layers::DecoderSpec;
 use super::linear::{Precision, QUANTIZATION};
 use super::{Error, Result, llama, mistral, qwen2, synthetic};
 use crate::pack::{self, PackFile};
@@ -228,7 +228,11 @@ impl Model {
             }
             // Missing tensors and bad shapes are the checkpoint's fault: report them.
             Err(e @ (Error::MissingTensor { .. } | Error::TensorShape { .. })) => Err(e),
-            Err(e) => Ok((Decoder::load(ckpt, spec, Precision::Int8, None)?, PackStatus::InMemory(e.to_string()))),
+            Err(e) => {
+                // The reason with its causes, as the command line prints errors.
+                let why = format!("{:#}", anyhow::Error::from(e));
+                Ok((Decoder::load(ckpt, spec, Precision::Int8, None)?, PackStatus::InMemory(why)))
+            }
         }
     }
 
@@ -311,7 +315,8 @@ mod tests {
         let mut bad = cfg.clone();
         bad.as_object_mut().unwrap().remove("hidden_size");
         std::fs::write(&cfg_path, bad.to_string()).unwrap();
-        let e = Model::load(dir.path(), &opts).unwrap_err().to_string();
+        // The JSON error is the cause, the next link of the chain.
+        let e = format!("{:#}", anyhow::Error::from(Model::load(dir.path(), &opts).unwrap_err()));
         assert!(e.contains("config.json") && e.contains("hidden_size"), "{e}");
 
         let mut bad = cfg.clone();

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::layers::DecoderSpec;
+use super::config::DecoderSpec;
 use super::{ArchitectureSpec, CommonConfig};
 use super::{Error, Result};
 

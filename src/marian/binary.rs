@@ -20,6 +20,13 @@ pub const TYPE_INTGEMM8: u64 = 0x4101;
 #[error("{0}")]
 pub struct FormatError(pub String);
 
+impl FormatError {
+    /// A damaged model file, never the caller's fault.
+    pub fn is_usage(&self) -> bool {
+        false
+    }
+}
+
 fn err<T>(msg: impl Into<String>) -> Result<T, FormatError> {
     Err(FormatError(msg.into()))
 }

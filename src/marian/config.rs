@@ -13,6 +13,13 @@ pub struct ConfigError {
     pub message: String,
 }
 
+impl ConfigError {
+    /// A damaged or unsupported model.yml, never the caller's fault.
+    pub fn is_usage(&self) -> bool {
+        false
+    }
+}
+
 /// The Marian transformer variant Firefox ships: post-norm encoder, SSRU decoder.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {

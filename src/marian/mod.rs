@@ -39,7 +39,7 @@ pub enum ModelError {
     BothVocabs { dir: PathBuf },
     #[error("--shortlist: {dir} has no shortlist file (lex.*.s2t.bin); drop --shortlist or add the file")]
     NoShortlist { dir: PathBuf },
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}")]
     Read { path: PathBuf, source: std::io::Error },
     #[error("{path} is not a usable model: {message}")]
     Invalid { path: PathBuf, message: String },
@@ -47,6 +47,26 @@ pub enum ModelError {
     Mismatch { path: PathBuf, message: String },
     #[error(transparent)]
     Vocab(#[from] VocabError),
+}
+
+impl ModelError {
+    /// The caller's fault (see [`crate::error`]): no model for the pair, the wrong folder, a
+    /// choice to make (--model, --shortlist); not a damaged or incomplete model folder.
+    pub fn is_usage(&self) -> bool {
+        match self {
+            ModelError::NotFound { .. }
+            | ModelError::WrongPair { .. }
+            | ModelError::Ambiguous { .. }
+            | ModelError::NoSuchModelFile(_)
+            | ModelError::NoShortlist { .. } => true,
+            ModelError::Read { source, .. } => crate::paths::unreadable_by_name(source),
+            ModelError::Vocab(e) => e.is_usage(),
+            ModelError::NoVocab { .. }
+            | ModelError::BothVocabs { .. }
+            | ModelError::Invalid { .. }
+            | ModelError::Mismatch { .. } => false,
+        }
+    }
 }
 
 /// Which vocabulary files a model uses.

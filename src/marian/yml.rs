@@ -24,6 +24,13 @@ pub struct YmlError {
     pub message: String,
 }
 
+impl YmlError {
+    /// A damaged model.yml, never the caller's fault.
+    pub fn is_usage(&self) -> bool {
+        false
+    }
+}
+
 fn unquote(s: &str) -> String {
     let s = s.trim();
     if s.len() >= 2 && ((s.starts_with('"') && s.ends_with('"')) || (s.starts_with('\'') && s.ends_with('\''))) {

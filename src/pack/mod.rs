@@ -37,7 +37,7 @@ const MAX_TABLE: u64 = 256 << 20;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Io { path: PathBuf, source: std::io::Error },
     #[error("{path}: not a reseam packed file ({why}); delete it and run again to rebuild it")]
     Format { path: PathBuf, why: String },
@@ -45,6 +45,13 @@ pub enum Error {
     Missing { path: PathBuf, name: String },
     #[error("{path}: tensor {name:?} is {got}, expected {want}; delete the file and run again to rebuild it")]
     Mismatch { path: PathBuf, name: String, got: String, want: String },
+}
+
+impl Error {
+    /// Packed files are reseam's own cache, so their failures are never the caller's fault.
+    pub fn is_usage(&self) -> bool {
+        false
+    }
 }
 
 type Result<T> = std::result::Result<T, Error>;

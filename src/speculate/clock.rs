@@ -1,5 +1,5 @@
 //! Time as the measurements see it: the wall clock, or a virtual clock that only moves when a
-//! mock model says a pass took so long (deterministic reports in tests and `--mock` runs).
+//! mock model says a pass took so long (deterministic reports in tests).
 
 use std::cell::Cell;
 use std::rc::Rc;

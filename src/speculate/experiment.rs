@@ -1,37 +1,38 @@
-//! `reseam speculate --draft`: the speculative-decoding experiment on two checkpoint folders.
+//! `reseam speculate`: the speculative-decoding experiment on checkpoint folders.
 //!
-//! Loads the target and the draft, reads and renders the prompts for each (the target's chat
-//! template decides what is measured; the draft gets the same conversation in its own template,
-//! or the plain text when it has none), and runs [`crate::speculate::run`]: the target alone as
-//! the baseline, then every strategy × draft length on the same prompts.
+//! Loads the target and, if given, the draft, reads and renders the prompts for each (the
+//! target's chat template decides what is measured; the draft gets the same conversation in its
+//! own template, or the plain text when it has none), and runs [`crate::speculate::run`]: the
+//! target alone as the baseline, then every strategy × draft length on the same prompts. Without
+//! a draft the report holds the baseline alone.
 
 use std::path::{Path, PathBuf};
 
-use crate::llm::{Error as LlmError, Llm, LoadOptions, prompts};
+use crate::llm::{Error as LlmError, Llm, LoadOptions, Precision, prompts};
 use crate::speculate::SpeculateError;
 use crate::speculate::clock::WallClock;
 use crate::speculate::energy::EnergyMeter;
 use crate::speculate::report::{KSetting, Report};
 use crate::speculate::rounds::{DecodeOptions, Verify};
-use crate::speculate::run::{self, Prompt, RunOptions};
+use crate::speculate::run::{self, Draft, Prompt, RunOptions};
 use crate::speculate::strategy::{Pair, Strategy};
 
 /// Why an experiment could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("--target {}: {source}", dir.display())]
+    #[error("--target {}", dir.display())]
     Target {
         dir: PathBuf,
         #[source]
         source: Box<LlmError>,
     },
-    #[error("--draft {}: {source}", dir.display())]
+    #[error("--draft {}", dir.display())]
     Draft {
         dir: PathBuf,
         #[source]
         source: Box<LlmError>,
     },
-    #[error("--prompts: {0}")]
+    #[error("--prompts")]
     Prompts(#[source] Box<LlmError>),
     #[error("{}: no prompts in the file: give one prompt per line (or JSON Lines with a \"prompt\" field)", path.display())]
     NoPrompts { path: PathBuf },
@@ -44,6 +45,18 @@ pub enum Error {
     Settings(String),
     #[error(transparent)]
     Run(#[from] SpeculateError),
+}
+
+impl Error {
+    /// Bad settings and prompt files are the caller's fault (see [`crate::error`]); what a model
+    /// folder or the prompt file's reader reported is the next link of the chain.
+    pub fn is_usage(&self) -> bool {
+        match self {
+            Error::NoPrompts { .. } | Error::EmptyPrompt { .. } | Error::Settings(_) => true,
+            Error::Run(e) => e.is_usage(),
+            Error::Target { .. } | Error::Draft { .. } | Error::Prompts(_) => false,
+        }
+    }
 }
 
 /// How the experiment runs (everything but the model and prompt files).
@@ -87,11 +100,12 @@ impl Default for Settings {
     }
 }
 
-/// A whole experiment: the two checkpoint folders, the prompt file, how to load, how to run.
+/// A whole experiment: the checkpoint folders, the prompt file, how to load, how to run.
 #[derive(Clone, Debug)]
 pub struct Options {
     pub target: PathBuf,
-    pub draft: PathBuf,
+    /// Without a draft the target runs alone (the report's baseline, no configurations).
+    pub draft: Option<PathBuf>,
     pub prompts: PathBuf,
     pub load: LoadOptions,
     pub settings: Settings,
@@ -128,7 +142,7 @@ impl Settings {
     }
 }
 
-/// Loads both checkpoints and runs the experiment over the prompt file.
+/// Loads the checkpoints and runs the experiment over the prompt file.
 pub fn run(opts: &Options, energy: &mut dyn EnergyMeter, progress: &mut dyn FnMut(Event)) -> Result<Report, Error> {
     opts.settings.check()?;
     let prompts = prompts::read(&opts.prompts).map_err(|e| Error::Prompts(Box::new(e)))?;
@@ -147,11 +161,15 @@ pub fn run(opts: &Options, energy: &mut dyn EnergyMeter, progress: &mut dyn FnMu
     let target = load(&opts.target, "target")
         .map_err(|source| Error::Target { dir: opts.target.clone(), source: Box::new(source) })?;
     flush(&packing, progress);
-    let draft = load(&opts.draft, "draft")
-        .map_err(|source| Error::Draft { dir: opts.draft.clone(), source: Box::new(source) })?;
+    let draft = match &opts.draft {
+        Some(dir) => {
+            Some(load(dir, "draft").map_err(|source| Error::Draft { dir: dir.clone(), source: Box::new(source) })?)
+        }
+        None => None,
+    };
     flush(&packing, progress);
     let labelled: Vec<(usize, String)> = prompts.into_iter().map(|p| (p.line, p.text)).collect();
-    run_models(&target, &draft, &labelled, &opts.prompts, &opts.settings, energy, progress)
+    run_models(&target, draft.as_ref(), &labelled, &opts.prompts, &opts.settings, energy, progress)
 }
 
 fn flush(packing: &std::sync::Mutex<Vec<(&'static str, usize, usize)>>, progress: &mut dyn FnMut(Event)) {
@@ -162,11 +180,20 @@ fn flush(packing: &std::sync::Mutex<Vec<(&'static str, usize, usize)>>, progress
     }
 }
 
-/// Encodes one prompt for both models.
-fn encode(target: &Llm, draft: &Llm, identical: bool, text: &str, chat: bool) -> Result<(Vec<u32>, Vec<u32>), Error> {
+/// Encodes one prompt for the target and the draft (none without a draft).
+fn encode(
+    target: &Llm,
+    draft: Option<&Llm>,
+    identical: bool,
+    text: &str,
+    chat: bool,
+) -> Result<(Vec<u32>, Vec<u32>), Error> {
     let t = target
         .prompt_ids(text, chat)
         .map_err(|source| Error::Target { dir: target.dir.clone(), source: Box::new(source) })?;
+    let Some(draft) = draft else {
+        return Ok((t, Vec::new()));
+    };
     if identical {
         return Ok((t.clone(), t));
     }
@@ -181,7 +208,7 @@ fn encode(target: &Llm, draft: &Llm, identical: bool, text: &str, chat: bool) ->
 /// Runs the experiment on loaded models; `prompts` are (line, text) pairs of `prompts_path`.
 pub fn run_models(
     target: &Llm,
-    draft: &Llm,
+    draft: Option<&Llm>,
     prompts: &[(usize, String)],
     prompts_path: &Path,
     settings: &Settings,
@@ -189,21 +216,26 @@ pub fn run_models(
     progress: &mut dyn FnMut(Event),
 ) -> Result<Report, Error> {
     settings.check()?;
-    let pair = Pair::new(
-        &target.tokenizer,
-        &draft.tokenizer,
-        target.eos.clone(),
-        draft.eos.clone(),
-        target.model.vocab_size(),
-    );
+    let pair = draft.map(|d| {
+        Pair::new(&target.tokenizer, &d.tokenizer, target.eos.clone(), d.eos.clone(), target.model.vocab_size())
+    });
+    let identical = pair.as_ref().is_some_and(|p| p.identical);
     let mut encoded = Vec::with_capacity(prompts.len());
     for (line, text) in prompts {
-        let (target_ids, draft_ids) = encode(target, draft, pair.identical, text, settings.chat)?;
+        let (target_ids, draft_ids) = encode(target, draft, identical, text, settings.chat)?;
         if target_ids.is_empty() {
             return Err(Error::EmptyPrompt { path: prompts_path.to_path_buf(), line: *line });
         }
         encoded.push(Prompt { text: text.clone(), target_ids, draft_ids });
     }
+    let kernel = match target.model.precision() {
+        Precision::Int8 => reseam_kernels::dispatch::kernels()
+            .map_err(|source| Error::Target { dir: target.dir.clone(), source: Box::new(LlmError::Kernels(source)) })?
+            .isa()
+            .name()
+            .to_string(),
+        _ => "none".into(),
+    };
     let opts = RunOptions {
         ks: settings.ks.clone(),
         strategies: settings.strategies.clone(),
@@ -217,11 +249,17 @@ pub fn run_models(
         k_max_auto: settings.k_max_auto,
         divergence_tolerance: settings.divergence_tolerance,
         target_label: label(target),
-        draft_label: label(draft),
+        kernel_label: kernel,
         clock_label: "wall".into(),
     };
     let clock = WallClock::new();
-    Ok(run::run(&target.model, &draft.model, &pair, &encoded, &opts, &clock, energy, &mut |p| progress(Event::Run(p)))?)
+    let draft = match (draft, &pair) {
+        (Some(d), Some(pair)) => Some(Draft { model: &d.model, pair, label: label(d) }),
+        _ => None,
+    };
+    Ok(run::run(&target.model, &target.tokenizer, draft, &encoded, &opts, &clock, energy, &mut |p| {
+        progress(Event::Run(p))
+    })?)
 }
 
 /// "folder (Architecture, precision)".

@@ -2,7 +2,7 @@
 //! returns logits, and a cache that can be cut back to any length.
 //!
 //! The engine's Llama/Mistral/Qwen2 models implement [`LanguageModel`] through an adapter; the
-//! tests and the hidden mock mode implement it with the models in [`super::mock`].
+//! tests implement it with the models in [`super::mock`].
 
 /// A model's failure, passed through unchanged (its message names the model file or setting).
 pub type ForwardError = Box<dyn std::error::Error + Send + Sync>;

@@ -1,4 +1,5 @@
-//! Models for tests and `--mock` runs: deterministic, instant, and with a virtual cost.
+//! Models for tests and the format tests' sample report: deterministic, instant, and with a
+//! virtual cost.
 //!
 //! - [`HashModel`]: knows nothing; its logits are a pseudo-random function of the whole prefix
 //!   (like the random-weight fixtures: chaotic, any id can win). Optionally near-ties that a

@@ -58,6 +58,17 @@ pub enum SpeculateError {
 }
 
 impl SpeculateError {
+    /// An empty prompt or bad options are the caller's fault (see [`crate::error`]); a model's or
+    /// tokenizer's failure is the next link of the chain.
+    pub fn is_usage(&self) -> bool {
+        match self {
+            SpeculateError::EmptyPrompt { .. } | SpeculateError::Options(_) => true,
+            SpeculateError::Model { .. } | SpeculateError::Translate { .. } => false,
+        }
+    }
+}
+
+impl SpeculateError {
     pub(crate) fn model(which: &'static str) -> impl FnOnce(ForwardError) -> SpeculateError {
         move |source| SpeculateError::Model { which, source }
     }

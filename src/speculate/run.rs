@@ -1,5 +1,6 @@
-//! The experiment: the target alone on every prompt (the baseline), then every configuration
-//! (strategy × draft length) on the same prompts, measured and compared.
+//! The experiment: the target alone on every prompt (the baseline), then, given a draft, every
+//! configuration (strategy × draft length) on the same prompts, measured and compared. Without
+//! a draft the report is the baseline alone: one greedy loop and one report shape either way.
 
 use super::SpeculateError;
 use super::clock::Clock;
@@ -7,7 +8,9 @@ use super::cost::{AutoK, CostInputs, break_even_geometric, break_even_linear, ex
 use super::energy::EnergyMeter;
 use super::lm::LanguageModel;
 use super::metrics::{Counters, PassTimes, TimeSplit};
-use super::report::{Baseline, BreakEven, Divergence, KSetting, PromptResult, Report, Run, SCHEMA, Settings, Time};
+use super::report::{
+    Baseline, BaselinePrompt, BreakEven, Divergence, KSetting, PromptResult, Report, Run, SCHEMA, Settings, Time,
+};
 use super::rounds::{DecodeOptions, DraftLength, Output, SpecOptions, Verify, greedy, speculative};
 use super::strategy::{Pair, Strategy};
 use super::tokens::TextTokenizer;
@@ -51,8 +54,17 @@ pub struct RunOptions {
     /// near-tie (numerics) rather than a bug.
     pub divergence_tolerance: f32,
     pub target_label: String,
-    pub draft_label: String,
+    /// The int8 kernel that ran, or `none`.
+    pub kernel_label: String,
     pub clock_label: String,
+}
+
+/// The draft side of an experiment: its model, the two tokenizers, and its report label.
+pub struct Draft<'a, D: ?Sized, TT: ?Sized, DT: ?Sized> {
+    pub model: &'a D,
+    /// `pair.target` must be the target's tokenizer.
+    pub pair: &'a Pair<'a, TT, DT>,
+    pub label: String,
 }
 
 /// Where the experiment is, for progress bars and log lines.
@@ -105,12 +117,13 @@ fn per_s(tokens: u64, s: f64) -> Option<f64> {
     (s > 0.0 && tokens > 0).then(|| tokens as f64 / s)
 }
 
-/// Runs the baseline and every configuration over `prompts`.
+/// Runs the baseline, then with a draft every configuration, over `prompts` (whose `draft_ids`
+/// are unused without a draft). `tokenizer` is the target's: it decodes the outputs.
 #[allow(clippy::too_many_arguments)]
 pub fn run<T, D, TT, DT>(
     target: &T,
-    draft: &D,
-    pair: &Pair<TT, DT>,
+    tokenizer: &TT,
+    draft: Option<Draft<'_, D, TT, DT>>,
     prompts: &[Prompt],
     opts: &RunOptions,
     clock: &dyn Clock,
@@ -129,9 +142,11 @@ where
         }
     }
     let mut configs = Vec::new();
-    for &s in &opts.strategies {
-        for &k in &opts.ks {
-            configs.push((k, s));
+    if draft.is_some() {
+        for &s in &opts.strategies {
+            for &k in &opts.ks {
+                configs.push((k, s));
+            }
         }
     }
     let total = prompts.len() * (1 + configs.len());
@@ -147,15 +162,36 @@ where
     let (base_all, base_decode) = generated(&base.outputs);
     let target_pass = base.passes.target_single.mean();
     let base_tps = per_s(base_decode, base.times.decode_s);
+    let prompt_tokens: u64 = prompts.iter().map(|p| p.target_ids.len() as u64).sum();
     let baseline = Baseline {
+        prompt_tokens,
         generated_tokens: base_all,
+        prefill_tokens_per_s: per_s(prompt_tokens, base.times.prefill_s),
         decode_tokens_per_s: base_tps,
         decode_s: base.times.decode_s,
         prefill_s: base.times.prefill_s,
         target_pass_s: target_pass,
         energy_j_per_token: base.energy.and_then(|e| (base_decode > 0).then(|| e / base_decode as f64)),
+        prompts: prompts
+            .iter()
+            .zip(&base.outputs)
+            .map(|(p, o)| BaselinePrompt {
+                prompt: p.text.clone(),
+                prompt_ids: p.target_ids.clone(),
+                output_ids: o.ids.clone(),
+                text: decode_text(tokenizer, &o.ids),
+                prefill_s: o.times.prefill_s,
+                decode_s: o.times.decode_s,
+                decode_tokens_per_s: per_s(o.ids.len().saturating_sub(1) as u64, o.times.decode_s),
+            })
+            .collect(),
     };
 
+    let Some(draft) = draft else {
+        progress(&Progress { stage: "done".into(), done, total });
+        return Ok(report(opts, None, None, energy, baseline, Vec::new(), prompts.len()));
+    };
+    let pair = draft.pair;
     let mut runs = Vec::with_capacity(configs.len());
     for (k, strategy) in configs {
         let label = format!("{strategy} k={k}");
@@ -176,7 +212,7 @@ where
             };
             outs.push(speculative(
                 target,
-                draft,
+                draft.model,
                 pair,
                 &p.target_ids,
                 &p.draft_ids,
@@ -191,25 +227,43 @@ where
         runs.push(summarise(k, strategy, opts, pair, prompts, &base, &s, target_pass, base_tps));
     }
     progress(&Progress { stage: "done".into(), done, total });
-    Ok(Report {
+    Ok(report(opts, Some(draft.label), Some(pair.identical), energy, baseline, runs, prompts.len()))
+}
+
+fn report(
+    opts: &RunOptions,
+    draft: Option<String>,
+    same_vocabulary: Option<bool>,
+    energy: &dyn EnergyMeter,
+    baseline: Baseline,
+    runs: Vec<Run>,
+    prompts: usize,
+) -> Report {
+    Report {
         schema: SCHEMA,
         target: opts.target_label.clone(),
-        draft: opts.draft_label.clone(),
-        same_vocabulary: pair.identical,
+        draft,
+        same_vocabulary,
+        kernel: opts.kernel_label.clone(),
         settings: Settings {
             max_new_tokens: opts.decode.max_new_tokens,
             verify: opts.verify,
             prefix: opts.prefix,
             lookbehind: opts.lookbehind,
             stop_ids: opts.decode.stop.clone(),
-            prompts: prompts.len(),
+            prompts,
             divergence_tolerance: opts.divergence_tolerance,
         },
         clock: opts.clock_label.clone(),
         energy_source: energy.source(),
         baseline,
         runs,
-    })
+    }
+}
+
+/// The text of `ids` (special tokens skipped); a report keeps the ids even if decoding fails.
+fn decode_text<TT: TextTokenizer + ?Sized>(tokenizer: &TT, ids: &[u32]) -> String {
+    tokenizer.decode(ids).unwrap_or_else(|e| format!("<decode failed: {e}>"))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -275,7 +329,7 @@ fn summarise<TT: TextTokenizer + ?Sized, DT: TextTokenizer + ?Sized>(
             prompt: p.text.clone(),
             baseline_ids: b.ids.clone(),
             output_ids: o.ids.clone(),
-            text: pair.target.decode(&o.ids).unwrap_or_else(|e| format!("<decode failed: {e}>")),
+            text: decode_text(pair.target, &o.ids),
             identical: same,
         });
     }

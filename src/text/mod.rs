@@ -135,3 +135,14 @@ pub enum Error {
     #[error("{which} {tag:?} is not a language tag such as `es` or `pt-BR`; give the model's language codes")]
     Language { which: &'static str, tag: String },
 }
+
+impl Error {
+    /// A bad language option is the caller's fault (see [`crate::error`]); the translator's own
+    /// error is the next link of the chain.
+    pub fn is_usage(&self) -> bool {
+        match self {
+            Error::Language { .. } => true,
+            Error::Translator { .. } | Error::TranslationCount { .. } | Error::NoTokenBudget => false,
+        }
+    }
+}

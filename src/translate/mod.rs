@@ -107,8 +107,8 @@ pub enum TranslateError {
     Engine(#[from] EngineError),
     #[error(transparent)]
     Vocab(#[from] VocabError),
-    #[error("{0}")]
-    Kernels(String),
+    #[error(transparent)]
+    Kernels(#[from] reseam_kernels::dispatch::IsaError),
     #[error(transparent)]
     Fetch(#[from] FetchError),
     #[error(transparent)]
@@ -133,8 +133,27 @@ pub enum TranslateError {
     InvalidUtf8 { line: usize },
     #[error("reading the input: {0}")]
     Input(std::io::Error),
-    #[error("writing the output: {0}")]
+    #[error("writing the output")]
     Output(#[source] std::io::Error),
+}
+
+impl TranslateError {
+    /// The caller's fault (see [`crate::error`]): a missing model under --offline, input that is
+    /// not UTF-8, and what the wrapped errors say of themselves.
+    pub fn is_usage(&self) -> bool {
+        match self {
+            TranslateError::Model(e) => e.is_usage(),
+            TranslateError::Decode(e) => e.is_usage(),
+            TranslateError::Engine(e) => e.is_usage(),
+            TranslateError::Vocab(e) => e.is_usage(),
+            TranslateError::Kernels(e) => e.is_usage(),
+            TranslateError::Fetch(e) => e.is_usage(),
+            TranslateError::Text(e) => e.is_usage(),
+            TranslateError::Offline { .. } | TranslateError::InvalidUtf8 { .. } => true,
+            // The download's own error is the next link of the chain.
+            TranslateError::Download { .. } | TranslateError::Input(_) | TranslateError::Output(_) => false,
+        }
+    }
 }
 
 /// Loaded models (one, or two through English) with their search settings, on a shared engine.

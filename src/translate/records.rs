@@ -193,10 +193,27 @@ pub enum StreamError {
     },
     #[error("input record {record} is not valid UTF-8; convert the input to UTF-8 first (e.g. with iconv)")]
     InvalidUtf8 { record: usize },
-    #[error("reading the input: {0}")]
+    #[error("reading the input")]
     Input(#[source] std::io::Error),
-    #[error("writing the output: {0}")]
+    #[error("writing the output")]
     Output(#[source] std::io::Error),
+}
+
+impl StreamError {
+    pub fn is_usage(&self) -> bool {
+        // A record's own error is the next link of the chain.
+        matches!(self, StreamError::InvalidUtf8 { .. })
+    }
+}
+
+impl RecordError {
+    pub fn is_usage(&self) -> bool {
+        match self {
+            RecordError::Detected { .. } | RecordError::NoDetector => true,
+            RecordError::Translate(e) => e.is_usage(),
+            RecordError::Html(e) => e.is_usage(),
+        }
+    }
 }
 
 /// Reads records from `input`, translates them (`from`/`to` unless a JSON record says

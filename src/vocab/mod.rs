@@ -9,7 +9,7 @@ use sentencepiece::SentencePieceProcessor;
 
 #[derive(Debug, thiserror::Error)]
 pub enum VocabError {
-    #[error("cannot read the vocabulary {path}: {source}")]
+    #[error("cannot read the vocabulary {path}")]
     Read { path: PathBuf, source: std::io::Error },
     #[error("{path} is not a SentencePiece model ({reason}); re-download the model folder")]
     Parse { path: PathBuf, reason: String },
@@ -17,6 +17,17 @@ pub enum VocabError {
     Unusable { path: PathBuf, reason: String },
     #[error("SentencePiece failed on {what}: {reason}")]
     Codec { what: &'static str, reason: String },
+}
+
+impl VocabError {
+    /// A vocabulary is part of a model folder: only a file that is not there (or not allowed)
+    /// is the caller's fault (see [`crate::error`]).
+    pub fn is_usage(&self) -> bool {
+        match self {
+            VocabError::Read { source, .. } => crate::paths::unreadable_by_name(source),
+            VocabError::Parse { .. } | VocabError::Unusable { .. } | VocabError::Codec { .. } => false,
+        }
+    }
 }
 
 /// One SentencePiece model.

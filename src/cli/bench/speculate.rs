@@ -5,7 +5,6 @@ use std::io::Write;
 use anyhow::Context;
 use reseam::bench::speculate as bench;
 use reseam::llm::{Precision, synthetic};
-use reseam::speculate::experiment::Error as ExperimentError;
 
 use super::build_note;
 use crate::cli::UsageError;
@@ -78,10 +77,7 @@ pub fn run(a: Args, out: &mut dyn Write) -> anyhow::Result<()> {
     if let Some(n) = build_note() {
         eprintln!("reseam: {n}");
     }
-    let r = bench::run(&opts, &|msg| eprintln!("reseam: {msg}")).map_err(|e| match e {
-        ExperimentError::Settings(m) => anyhow::Error::from(UsageError(m)),
-        e => anyhow::Error::from(e),
-    })?;
+    let r = bench::run(&opts, &|msg| eprintln!("reseam: {msg}"))?;
     if a.json {
         writeln!(out, "{}", serde_json::to_string_pretty(&r)?)?;
         return Ok(());

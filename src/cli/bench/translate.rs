@@ -70,8 +70,7 @@ pub fn run(a: Args, out: &mut dyn Write) -> anyhow::Result<()> {
     if a.requests == 0 || a.clients == 0 || a.max_batch == 0 {
         return Err(UsageError("--requests, --clients and --max-batch must be at least 1".into()).into());
     }
-    let posts = bench::read_corpus(&a.corpus)
-        .map_err(|e| if e.is_usage() { anyhow::Error::from(UsageError(e.to_string())) } else { e.into() })?;
+    let posts = bench::read_corpus(&a.corpus)?;
     let opts = bench::Options {
         models: a.models.unwrap_or_else(reseam::paths::default_models_dir),
         requests: a.requests,
@@ -102,8 +101,7 @@ pub fn run(a: Args, out: &mut dyn Write) -> anyhow::Result<()> {
         None => {}
     };
     let profiling = reseam::profile::init_from_env();
-    let r = bench::run(&posts, &opts, &progress)
-        .map_err(|e| if e.is_usage() { anyhow::Error::from(UsageError(e.to_string())) } else { e.into() })?;
+    let r = bench::run(&posts, &opts, &progress)?;
     if let Some(b) = &bar {
         b.finish_and_clear();
     }

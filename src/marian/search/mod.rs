@@ -37,10 +37,17 @@ impl Default for SearchOptions {
 
 #[derive(Debug, thiserror::Error)]
 pub enum DecodeError {
-    #[error("internal error: a product's shapes did not fit ({0}); please report this")]
+    #[error("internal error: a product's shapes did not fit; please report this")]
     Shape(#[from] ShapeError),
     #[error("--shortlist needs the model folder's lex.*.s2t.bin, which was not loaded")]
     NoShortlist,
+}
+
+impl DecodeError {
+    /// `--shortlist` without a shortlist is the caller's fault; a shape error is ours.
+    pub fn is_usage(&self) -> bool {
+        matches!(self, DecodeError::NoShortlist)
+    }
 }
 
 /// One sentence in flight: its decoder state, its output so far, its path score, its own

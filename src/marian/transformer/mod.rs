@@ -1,6 +1,8 @@
 //! The Marian transformer Firefox Translations ships: a 6-layer post-norm encoder and an SSRU
-//! decoder with cross-attention, tied embeddings and output layer (facts: docs/marian-models.md
-//! sections 3 and 4).
+//! decoder with cross-attention, tied embeddings and output layer, computed in Marian's order
+//! of operations, with its int8 products (`int8shiftAlphaAll`: weights with per-matrix alphas,
+//! activations shifted by +127) so that outputs equal Bergamot's (see the README, "How the
+//! engine reproduces Marian/Bergamot").
 //!
 //! The model is immutable once built and is shared by every sentence in flight; all per-sentence
 //! state lives in [`EncoderOut`] and [`DecoderState`], all scratch memory in [`Workspace`].
@@ -114,10 +116,20 @@ pub struct Marian {
 /// Why a model could not be built from its items.
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
-    #[error("{0}")]
+    #[error(transparent)]
     Weight(#[from] WeightError),
     #[error("{0}")]
     Other(String),
+}
+
+impl BuildError {
+    /// A model file that does not build is damaged or unsupported, never the caller's fault.
+    pub fn is_usage(&self) -> bool {
+        match self {
+            BuildError::Weight(e) => e.is_usage(),
+            BuildError::Other(_) => false,
+        }
+    }
 }
 
 impl Marian {

@@ -19,6 +19,13 @@ pub enum WeightError {
     Bad { name: String, message: String },
 }
 
+impl WeightError {
+    /// A damaged model file, never the caller's fault.
+    pub fn is_usage(&self) -> bool {
+        false
+    }
+}
+
 /// A layer-norm's scale and bias.
 pub struct Norm {
     pub gamma: Vec<f32>,

@@ -90,7 +90,7 @@ fn settings(strategies: &[Strategy], ks: &[usize], verify: Verify) -> Settings {
 }
 
 fn experiment(target: &Llm, draft: &Llm, prompts: &[(usize, String)], s: &Settings) -> Report {
-    run_models(target, draft, prompts, Path::new("goldens"), s, &mut Unavailable("test".into()), &mut |_| {})
+    run_models(target, Some(draft), prompts, Path::new("goldens"), s, &mut Unavailable("test".into()), &mut |_| {})
         .expect("experiment runs")
 }
 
@@ -192,7 +192,7 @@ fn draft_equal_to_target_accepts_nearly_everything() {
         })
         .collect();
     for (m, prompts, plain, exact, batched) in reports {
-        assert!(exact.same_vocabulary);
+        assert_eq!(exact.same_vocabulary, Some(true));
         for run in exact.runs.iter().chain(&batched.runs) {
             for (i, p) in run.prompts.iter().enumerate() {
                 assert_eq!(p.output_ids, plain[i], "{m} {} {}", run.label(), run.verify.name());
@@ -244,7 +244,15 @@ fn garbage_draft_changes_nothing_but_speed() {
 fn bad_settings_and_empty_prompts_are_named_errors() {
     let q = llm("qwen2-tiny");
     let run = |prompts: &[(usize, String)], s: &Settings| {
-        run_models(q, llm("llama3-tiny"), prompts, Path::new("p.txt"), s, &mut Unavailable("t".into()), &mut |_| {})
+        run_models(
+            q,
+            Some(llm("llama3-tiny")),
+            prompts,
+            Path::new("p.txt"),
+            s,
+            &mut Unavailable("t".into()),
+            &mut |_| {},
+        )
     };
     let e = run(&[(3, String::new())], &settings(&[Strategy::Context], &[2], Verify::Batched)).unwrap_err();
     assert!(e.to_string().contains("p.txt: line 3"), "{e}");

@@ -44,14 +44,18 @@ impl Serialize for KSetting {
     }
 }
 
-/// The whole report.
+/// The whole report. A run without a draft has only the baseline: `draft` and
+/// `same_vocabulary` are `None` and `runs` is empty.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
     pub schema: &'static str,
     pub target: String,
-    pub draft: String,
+    pub draft: Option<String>,
     /// Draft and target vocabularies are identical (ids cross unchanged).
-    pub same_vocabulary: bool,
+    pub same_vocabulary: Option<bool>,
+    /// The int8 kernel that ran (`reference`, `avx512vnni`, ...), or `none` when no int8 product
+    /// ran (f32 or bf16 weights, mock models).
+    pub kernel: String,
     pub settings: Settings,
     /// "wall", or "virtual" for mock runs with made-up pass costs.
     pub clock: String,
@@ -76,7 +80,10 @@ pub struct Settings {
 /// The target alone.
 #[derive(Clone, Debug, Serialize)]
 pub struct Baseline {
+    pub prompt_tokens: u64,
     pub generated_tokens: u64,
+    /// Prompt tokens over `prefill_s`.
+    pub prefill_tokens_per_s: Option<f64>,
     /// Tokens after the first (which the prompt pass yields), over `decode_s`.
     pub decode_tokens_per_s: Option<f64>,
     pub decode_s: f64,
@@ -84,6 +91,21 @@ pub struct Baseline {
     /// Mean time of one single-position target pass.
     pub target_pass_s: Option<f64>,
     pub energy_j_per_token: Option<f64>,
+    pub prompts: Vec<BaselinePrompt>,
+}
+
+/// One prompt decoded by the target alone.
+#[derive(Clone, Debug, Serialize)]
+pub struct BaselinePrompt {
+    pub prompt: String,
+    /// What the target was fed (with its BOS, or the chat template's rendering).
+    pub prompt_ids: Vec<u32>,
+    pub output_ids: Vec<u32>,
+    /// `output_ids` decoded, special tokens skipped.
+    pub text: String,
+    pub prefill_s: f64,
+    pub decode_s: f64,
+    pub decode_tokens_per_s: Option<f64>,
 }
 
 /// One configuration (draft length × strategy) over all prompts.
@@ -221,6 +243,13 @@ pub enum ReportError {
         #[source]
         source: std::io::Error,
     },
+}
+
+impl ReportError {
+    /// A report that cannot be written is a failure, even when the folder is the caller's.
+    pub fn is_usage(&self) -> bool {
+        false
+    }
 }
 
 /// Writes `bytes` to `path` through a temporary file in the same folder and a rename, so a

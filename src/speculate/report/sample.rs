@@ -1,5 +1,5 @@
 //! A report made by a real run over mock models with a virtual clock: what the format tests
-//! and the README sample use. Deterministic: the same numbers on every machine.
+//! use. Deterministic: the same numbers on every machine.
 
 use std::sync::OnceLock;
 
@@ -8,7 +8,7 @@ use crate::speculate::energy::VirtualEnergy;
 use crate::speculate::mock::{Charged, OracleModel};
 use crate::speculate::report::{KSetting, Report};
 use crate::speculate::rounds::{DecodeOptions, Verify};
-use crate::speculate::run::{Prompt, RunOptions, run};
+use crate::speculate::run::{Draft, Prompt, RunOptions, run};
 use crate::speculate::strategy::{Pair, Strategy};
 use crate::speculate::testutil::tok;
 
@@ -40,11 +40,12 @@ pub fn build(clock: VirtualClock) -> Report {
         k_max_auto: 8,
         divergence_tolerance: 1e-3,
         target_label: "mock:mistral-tokenizer".into(),
-        draft_label: "mock:qwen2-tokenizer".into(),
+        kernel_label: "none".into(),
         clock_label: "virtual".into(),
     };
     let mut energy = VirtualEnergy { clock: clock.clone(), watts: 30.0 };
-    run(&target, &draft, &pair, &prompts, &opts, &clock, &mut energy, &mut |_| {}).expect("mock run")
+    let draft = Draft { model: &draft, pair: &pair, label: "mock:qwen2-tokenizer".into() };
+    run(&target, t, Some(draft), &prompts, &opts, &clock, &mut energy, &mut |_| {}).expect("mock run")
 }
 
 /// The sample report, made once per test process.

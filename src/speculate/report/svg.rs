@@ -72,7 +72,7 @@ pub fn to_string(r: &Report) -> String {
         LEFT,
         esc(&r.target),
         LEFT,
-        esc(&r.draft),
+        esc(r.draft.as_deref().unwrap_or("none")),
         r.settings.verify.name(),
         r.settings.prompts
     );

@@ -20,13 +20,16 @@ fn break_even(x: Option<f64>) -> String {
 }
 
 pub fn to_string(r: &Report) -> String {
+    let Some(draft) = &r.draft else {
+        return target_alone(r);
+    };
     let mut out = String::new();
     let b = &r.baseline;
     out.push_str(&format!(
         "target {}  draft {}{}\nverify {}, {} prompts, up to {} new tokens, clock {}\n",
         r.target,
-        r.draft,
-        if r.same_vocabulary { " (same vocabulary)" } else { "" },
+        draft,
+        if r.same_vocabulary == Some(true) { " (same vocabulary)" } else { "" },
         r.settings.verify.name(),
         r.settings.prompts,
         r.settings.max_new_tokens,
@@ -125,6 +128,45 @@ pub fn to_string(r: &Report) -> String {
             ));
         }
     }
+    out
+}
+
+/// A run without a draft: the baseline per prompt, with prefill and decode speeds.
+fn target_alone(r: &Report) -> String {
+    let b = &r.baseline;
+    let mut out = format!(
+        "target {} (int8 kernel: {})\n{} prompts, up to {} new tokens, clock {}\n",
+        r.target, r.kernel, r.settings.prompts, r.settings.max_new_tokens, r.clock
+    );
+    out.push_str(&format!(
+        "{:>6}  {:>13}  {:>10}  {:>13}  {:>12}  text\n",
+        "prompt", "prompt tokens", "new tokens", "prefill tok/s", "decode tok/s"
+    ));
+    for (i, p) in b.prompts.iter().enumerate() {
+        let prefill = (p.prefill_s > 0.0).then(|| p.prompt_ids.len() as f64 / p.prefill_s);
+        let text: String = p.text.chars().take(40).map(|c| if c.is_control() { ' ' } else { c }).collect();
+        out.push_str(&format!(
+            "{:>6}  {:>13}  {:>10}  {:>13}  {:>12}  {text}\n",
+            i + 1,
+            p.prompt_ids.len(),
+            p.output_ids.len(),
+            num(prefill, 1),
+            num(p.decode_tokens_per_s, 1)
+        ));
+    }
+    out.push_str(&format!(
+        "{:>6}  {:>13}  {:>10}  {:>13}  {:>12}\n",
+        "all",
+        b.prompt_tokens,
+        b.generated_tokens,
+        num(b.prefill_tokens_per_s, 1),
+        num(b.decode_tokens_per_s, 1)
+    ));
+    out.push_str(&format!(
+        "decode: {} tokens/s (tokens after the first over decoding time), energy {}\n",
+        num(b.decode_tokens_per_s, 2),
+        b.energy_j_per_token.map_or(r.energy_source.clone(), |j| format!("{j:.3} J/token ({})", r.energy_source)),
+    ));
     out
 }
 

@@ -15,7 +15,7 @@ fn options(ks: &[usize], verify: Verify, max_new: usize) -> RunOptions {
         k_max_auto: 8,
         divergence_tolerance: 1e-3,
         target_label: "t".into(),
-        draft_label: "d".into(),
+        kernel_label: "none".into(),
         clock_label: "virtual".into(),
     }
 }
@@ -39,8 +39,8 @@ fn batched_divergences_are_reported_with_their_margins() {
     let clock = WallClock::new();
     let r = run(
         &m,
-        &m,
-        &pair,
+        pair.target,
+        Some(Draft { model: &m, pair: &pair, label: "d".into() }),
         &prompts(6),
         &options(&[4], Verify::Batched, 40),
         &clock,
@@ -69,8 +69,8 @@ fn run_exact(m: &HashModel, pair: &Pair<crate::llm::Tokenizer, crate::llm::Token
     let clock = WallClock::new();
     run(
         m,
-        m,
-        pair,
+        pair.target,
+        Some(Draft { model: m, pair, label: "d".into() }),
         &prompts(6),
         &options(&[4], Verify::Exact, 40),
         &clock,
@@ -92,8 +92,8 @@ fn measured_speedup_matches_the_cost_model() {
         let draft = Charged::new(HashModel::new(2000, seed), clock.clone(), 0.001, 0.0);
         let r = run(
             &target,
-            &draft,
-            &pair,
+            pair.target,
+            Some(Draft { model: &draft, pair: &pair, label: "d".into() }),
             &prompts(4),
             &options(&[1, 2, 4, 6], Verify::Batched, 64),
             &clock,
@@ -124,8 +124,8 @@ fn an_empty_prompt_is_a_clear_error() {
     p[1].target_ids.clear();
     let e = run(
         &m,
-        &m,
-        &pair,
+        pair.target,
+        Some(Draft { model: &m, pair: &pair, label: "d".into() }),
         &p,
         &options(&[2], Verify::Batched, 4),
         &WallClock::new(),
@@ -144,8 +144,8 @@ fn progress_counts_every_prompt_of_every_stage() {
     let mut seen = Vec::new();
     run(
         &m,
-        &m,
-        &pair,
+        pair.target,
+        Some(Draft { model: &m, pair: &pair, label: "d".into() }),
         &prompts(3),
         &options(&[1, 2], Verify::Batched, 4),
         &WallClock::new(),
@@ -177,4 +177,47 @@ fn the_sample_report_shows_what_the_strategies_do() {
     assert!(r.runs.iter().all(|x| x.identical_prompts == x.prompts.len()), "lossless");
     assert!(r.baseline.energy_j_per_token.is_some());
     eprintln!("{}", crate::speculate::report::table::to_string(r));
+}
+
+/// Without a draft the report is the baseline alone, the same baseline a run with a draft has.
+#[test]
+fn without_a_draft_the_report_is_the_baseline_alone() {
+    let t = tok("mistral-tiny");
+    let m = HashModel::new(100, 1);
+    let pair = Pair { target: t, draft: t, target_eos: vec![], draft_eos: vec![], target_rows: 100, identical: true };
+    let go = |draft: Option<Draft<'_, HashModel, _, _>>| {
+        let mut seen = Vec::new();
+        let r = run(
+            &m,
+            t,
+            draft,
+            &prompts(3),
+            &options(&[1, 2], Verify::Batched, 6),
+            &VirtualClock::new(),
+            &mut Unavailable("x".into()),
+            &mut |p| seen.push(p.total),
+        )
+        .unwrap();
+        (r, seen)
+    };
+    let (alone, seen) = go(None);
+    let (with, _) = go(Some(Draft { model: &m, pair: &pair, label: "d".into() }));
+    assert!(alone.runs.is_empty() && alone.draft.is_none() && alone.same_vocabulary.is_none());
+    assert_eq!(seen.last(), Some(&3), "three prompts, one stage");
+    assert_eq!(with.runs.len(), 2);
+    let ids = |r: &Report| r.baseline.prompts.iter().map(|p| p.output_ids.clone()).collect::<Vec<_>>();
+    assert_eq!(ids(&alone), ids(&with));
+    assert_eq!(ids(&alone), with.runs[0].prompts.iter().map(|p| p.baseline_ids.clone()).collect::<Vec<_>>());
+    for p in &alone.baseline.prompts {
+        assert_eq!(p.output_ids.len(), 6);
+        assert_eq!(p.prompt_ids.len(), 2);
+    }
+    assert_eq!(alone.baseline.prompt_tokens, 6);
+    let json = crate::speculate::report::json::to_string(&alone);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(v["draft"].is_null() && v["runs"].as_array().unwrap().is_empty());
+    for key in ["prompt", "prompt_ids", "output_ids", "text", "prefill_s", "decode_tokens_per_s"] {
+        assert!(v["baseline"]["prompts"][0].get(key).is_some(), "{key}: {json}");
+    }
+    assert!(crate::speculate::report::table::to_string(&alone).contains("decode tok/s"));
 }
