@@ -8,6 +8,8 @@ mod engine;
 mod fetch;
 /// `reseam speculate` (target only) and `reseam bench` on the tiny LLM fixtures.
 mod llm;
+/// `reseam pack` and packs under `translate`: bad packs, races, read-only folders, shared pages.
+mod pack;
 /// The shared engine under load: batch invariance across clients and models, no waiting.
 mod scheduler;
 /// The fixture's social posts through `reseam translate`, line by line.

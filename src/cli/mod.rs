@@ -5,6 +5,7 @@ mod bench;
 mod bench_gemm;
 mod fetch;
 mod generate;
+mod pack;
 mod speculate;
 mod translate;
 mod version;
@@ -35,6 +36,8 @@ enum Command {
     /// Downloads Firefox Translations models (verified) into the models folder.
     Fetch(fetch::Args),
     Translate(translate::Args),
+    /// Packs translation models into memory-mappable files (`model.reseam`), or checks them.
+    Pack(pack::Args),
     /// Measures the int8 matrix products per instruction set against the CPU's peak.
     BenchGemm(bench_gemm::Args),
     /// Greedy decoding of an LLM checkpoint over a prompt file, with decode tokens/s (the
@@ -81,6 +84,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Some(Command::Fetch(args)) => fetch::run(args, cli.verbose),
         Some(Command::Translate(args)) => translate::run(args, cli.verbose),
+        Some(Command::Pack(args)) => pack::run(args),
         Some(Command::BenchGemm(args)) => bench_gemm::run(args),
         Some(Command::Speculate(args)) => speculate::run(args),
         Some(Command::Bench(args)) => bench::run(args),

@@ -213,6 +213,9 @@ impl Writer {
         let mut tmp = self.file.into_inner().map_err(|e| Error::Io { path: path.clone(), source: e.into_error() })?;
         tmp.seek(SeekFrom::Start(0)).map_err(io(&path))?;
         tmp.write_all(&prefix).map_err(io(&path))?;
+        // Readable by every user: a pack in a shared model folder serves them all.
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644)).map_err(io(&path))?;
         tmp.as_file().sync_all().map_err(io(&path))?;
         tmp.persist(&path).map_err(|e| Error::Io { path: path.clone(), source: e.error })?;
         Ok(path)
