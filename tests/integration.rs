@@ -14,6 +14,8 @@ mod layout;
 mod llm;
 /// Whole posts as `--jsonl` and `-z` records, and `translate auto`.
 mod posts;
+/// `reseam pack` and packs under `translate`: bad packs, races, read-only folders, shared pages.
+mod pack;
 /// The shared engine under load: batch invariance across clients and models, no waiting.
 mod scheduler;
 /// The fixture's social posts through `reseam translate`, line by line.

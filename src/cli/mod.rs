@@ -6,6 +6,7 @@ mod bench_gemm;
 mod detect;
 mod fetch;
 mod generate;
+mod pack;
 mod speculate;
 mod translate;
 mod version;
@@ -38,6 +39,8 @@ enum Command {
     Translate(translate::Args),
     /// Identifies the language of each input line: `language<TAB>confidence`.
     Detect(detect::Args),
+    /// Packs translation models into memory-mappable files (`model.reseam`), or checks them.
+    Pack(pack::Args),
     /// Measures the int8 matrix products per instruction set against the CPU's peak.
     BenchGemm(bench_gemm::Args),
     /// Cross-tokenizer speculative decoding of an LLM checkpoint with a draft model, measured
@@ -87,6 +90,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Fetch(args)) => fetch::run(args, cli.verbose),
         Some(Command::Translate(args)) => translate::run(args, cli.verbose),
         Some(Command::Detect(args)) => detect::run(args),
+        Some(Command::Pack(args)) => pack::run(args),
         Some(Command::BenchGemm(args)) => bench_gemm::run(args),
         Some(Command::Speculate(args)) => speculate::run(args),
         Some(Command::Bench(args)) => bench::run(args),

@@ -122,7 +122,24 @@ pub struct Args {
     pub languages: Vec<String>,
 
     #[command(flatten)]
+    pub pack: PackArgs,
+
+    #[command(flatten)]
     pub source: super::fetch::SourceArgs,
+}
+
+/// How translation models are loaded (shared by `translate`, `pack` and `bench models`).
+#[derive(clap::Args, Debug, Clone)]
+pub struct PackArgs {
+    /// Read the model files into memory at every start instead of mapping their pack
+    /// (`model.reseam`, written on first use next to the model, or in
+    /// ~/.cache/reseam/packed when the model folder is read-only).
+    #[arg(long, env = "RESEAM_NO_PACK", value_parser = clap::builder::BoolishValueParser::new())]
+    pub no_pack: bool,
+
+    /// Keep packs in this folder (one subfolder per model) instead of next to the models.
+    #[arg(long, env = "RESEAM_PACK_DIR", value_name = "DIR")]
+    pub pack_dir: Option<PathBuf>,
 }
 
 pub fn run(args: Args, verbose: bool) -> anyhow::Result<()> {
@@ -157,6 +174,8 @@ pub fn run(args: Args, verbose: bool) -> anyhow::Result<()> {
         raw: args.raw,
         split_sentences: !args.no_split,
         fetch,
+        no_pack: args.pack.no_pack,
+        pack_dir: args.pack.pack_dir,
     };
     let (from, to) = (opts.from.clone(), opts.to.clone());
     let mut translators = None;

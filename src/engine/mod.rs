@@ -12,6 +12,7 @@
 //! whose integer sums are exact (see [`crate::marian::search`]).
 
 mod jobs;
+pub mod registry;
 mod scheduler;
 
 use std::sync::Arc;

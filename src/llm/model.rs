@@ -4,15 +4,13 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use sha2::{Digest, Sha256};
-
 use super::cache::KvCache;
 use super::checkpoint::Checkpoint;
 use super::config::DecoderSpec;
 use super::decoder::{self, Decoder, LogitRows, Logits};
 use super::linear::{Precision, QUANTIZATION};
 use super::{Error, Result, llama, mistral, qwen2, synthetic};
-use crate::pack::{self, PackFile};
+use crate::pack::cache::{self, Origin, WriteError};
 
 /// The architectures reseam runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,7 +49,8 @@ impl Architecture {
 #[derive(Clone, Debug)]
 pub struct LoadOptions {
     pub precision: Precision,
-    /// Where packed int8 weights are cached; `None`: `<user cache>/reseam/packed`.
+    /// Where packed int8 weights go; `None`: next to the checkpoint when its folder is writable,
+    /// else `<user cache>/reseam/packed` (see [`crate::pack::cache`]).
     pub pack_dir: Option<PathBuf>,
     /// Quantize in memory on every load; never read or write a packed file.
     pub no_pack: bool,
@@ -70,8 +69,9 @@ pub enum PackStatus {
     NotUsed,
     /// An up-to-date packed file was memory-mapped.
     Loaded(PathBuf),
-    /// The weights were quantized, written to this file, and mapped from it.
-    Written(PathBuf),
+    /// The weights were quantized, written to `path`, and mapped from it; `why` the old pack
+    /// (if any) could not be used.
+    Written { path: PathBuf, why: String },
     /// The weights were quantized in memory because the file could not be used; the reason.
     InMemory(String),
 }
@@ -109,48 +109,8 @@ pub fn read_config(dir: &Path) -> Result<(Architecture, DecoderSpec, Vec<u8>)> {
     Ok((arch, spec, bytes))
 }
 
-fn pack_key(ckpt: &Checkpoint, config: &[u8]) -> String {
-    let id = serde_json::json!({
-        "container": pack::VERSION,
-        "quantization": QUANTIZATION,
-        "config_sha256": hex(&Sha256::digest(config)),
-        "files": ckpt.stamps(),
-    });
-    hex(&Sha256::digest(id.to_string().as_bytes()))
-}
-
-/// Deletes older packed files of the same checkpoint folder (a model is gigabytes; each change
-/// of its files would otherwise leave one behind). Failures are ignored: a file in use stays
-/// readable by whoever maps it, and a leftover only costs space.
-fn remove_stale_packs(dir: &Path, stem: &str, keep: &Path, checkpoint: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let ours = canonical(checkpoint);
-    for e in entries.flatten() {
-        let p = e.path();
-        let name = e.file_name().to_string_lossy().into_owned();
-        if p == keep || !name.starts_with(&format!("{stem}-")) || !name.ends_with(".int8.reseam") {
-            continue;
-        }
-        if let Ok(f) = PackFile::open(&p)
-            && f.kind() == PACK_KIND
-            && f.meta().get("checkpoint").and_then(|c| c.as_str()) == Some(ours.as_str())
-        {
-            drop(f);
-            let _ = std::fs::remove_file(&p);
-        }
-    }
-}
-
-/// The absolute form of a folder, as packed files record which checkpoint they came from.
-fn canonical(dir: &Path) -> String {
-    dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()).display().to_string()
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
 const PACK_KIND: &str = "reseam-llm";
+const PACK_NAME: &str = "model.int8.reseam";
 
 impl Model {
     /// Loads a checkpoint folder.
@@ -181,56 +141,41 @@ impl Model {
         opts: &LoadOptions,
         progress: &(dyn Fn(usize, usize) + Sync),
     ) -> Result<(Decoder, PackStatus)> {
-        let key = pack_key(ckpt, config);
-        let dir = match &opts.pack_dir {
-            Some(d) => d.clone(),
-            None => match crate::paths::cache_dir() {
-                Some(c) => c.join("reseam").join("packed"),
-                None => {
-                    let why = "no user cache directory (set XDG_CACHE_HOME or --pack-dir)".to_string();
-                    return Ok((Decoder::load(ckpt, spec, Precision::Int8, None)?, PackStatus::InMemory(why)));
-                }
+        let places = cache::places(ckpt.dir(), PACK_NAME, opts.pack_dir.as_deref());
+        let files: Vec<PathBuf> = ckpt.stamps().iter().map(|s| ckpt.dir().join(&s.name)).collect();
+        let found = cache::find(&places, PACK_KIND, QUANTIZATION, config, &files);
+        let why = match found {
+            Ok((f, _)) => match Decoder::load(ckpt, spec, Precision::Int8, Some(&f)) {
+                Ok(d) => return Ok((d, PackStatus::Loaded(f.path().to_path_buf()))),
+                Err(e) => vec![(f.path().to_path_buf(), cache::Why::Damaged(e.to_string()))],
             },
+            Err(why) => why,
         };
-        let stem: String = ckpt
-            .dir()
-            .canonicalize()
-            .ok()
-            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-            .unwrap_or_else(|| "model".into())
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' || c == '_' { c } else { '_' })
-            .collect();
-        let path = dir.join(format!("{stem}-{}.int8.reseam", &key[..16]));
-        if let Ok(f) = PackFile::open(&path)
-            && f.kind() == PACK_KIND
-            && f.meta().get("key").and_then(|k| k.as_str()) == Some(key.as_str())
-            && let Ok(d) = Decoder::load(ckpt, spec, Precision::Int8, Some(&f))
-        {
-            return Ok((d, PackStatus::Loaded(path)));
-        }
-        let written = (|| -> Result<PackFile> {
-            let mut w = pack::Writer::create(&path)?;
-            decoder::write_pack(ckpt, spec, &mut w, progress)?;
-            let meta = serde_json::json!({
-                "key": key,
-                "checkpoint": canonical(ckpt.dir()),
-                "files": ckpt.stamps(),
-                "quantization": QUANTIZATION,
-            });
-            let p = w.finish(PACK_KIND, meta)?;
-            Ok(PackFile::open(&p)?)
-        })();
+        let reason = cache::rebuild_reason(&why);
+        let written = cache::write::<Error>(
+            &places,
+            |w| {
+                let origin = Origin::of(PACK_KIND, QUANTIZATION, config, &files, None)?;
+                decoder::write_pack(ckpt, spec, w, progress)?;
+                Ok(serde_json::json!({ "origin": origin.to_json(), "quantization": QUANTIZATION }))
+            },
+            PACK_KIND,
+        );
         match written {
-            Ok(f) => {
-                remove_stale_packs(&dir, &stem, &path, ckpt.dir());
-                Ok((Decoder::load(ckpt, spec, Precision::Int8, Some(&f))?, PackStatus::Written(path)))
+            Ok(path) => {
+                let f = crate::pack::PackFile::open(&path)?;
+                let d = Decoder::load(ckpt, spec, Precision::Int8, Some(&f))?;
+                Ok((d, PackStatus::Written { path, why: reason.1.to_string() }))
             }
             // Missing tensors and bad shapes are the checkpoint's fault: report them.
-            Err(e @ (Error::MissingTensor { .. } | Error::TensorShape { .. })) => Err(e),
-            Err(e) => {
+            Err(WriteError::Build(e @ (Error::MissingTensor { .. } | Error::TensorShape { .. }))) => Err(e),
+            Err(WriteError::Build(e)) => {
                 // The reason with its causes, as the command line prints errors.
                 let why = format!("{:#}", anyhow::Error::from(e));
+                Ok((Decoder::load(ckpt, spec, Precision::Int8, None)?, PackStatus::InMemory(why)))
+            }
+            Err(WriteError::Nowhere(v)) => {
+                let why = v.iter().map(|(p, e)| format!("{}: {e}", p.display())).collect::<Vec<_>>().join("; ");
                 Ok((Decoder::load(ckpt, spec, Precision::Int8, None)?, PackStatus::InMemory(why)))
             }
         }
@@ -344,7 +289,7 @@ mod tests {
         let opts =
             LoadOptions { precision: Precision::Int8, pack_dir: Some(packs.path().to_path_buf()), no_pack: false };
         let first = Model::load(dir.path(), &opts).unwrap();
-        let PackStatus::Written(path) = first.pack_status().clone() else { panic!("{:?}", first.pack_status()) };
+        let PackStatus::Written { path, .. } = first.pack_status().clone() else { panic!("{:?}", first.pack_status()) };
         let second = Model::load(dir.path(), &opts).unwrap();
         assert_eq!(second.pack_status(), &PackStatus::Loaded(path.clone()));
         let (mut a, mut b) = (first.new_cache(), second.new_cache());
@@ -353,13 +298,26 @@ mod tests {
             first.forward(&mut a, &ids, LogitRows::All).unwrap(),
             second.forward(&mut b, &ids, LogitRows::All).unwrap()
         );
-        // Touching the weights (a new modification time) gives a new key, hence a new file.
+        // A new modification time alone: the file is hashed again, its bytes are the same.
         let w = dir.path().join("model.safetensors");
         let f = std::fs::File::options().write(true).open(&w).unwrap();
         f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5)).unwrap();
+        drop(f);
         let third = Model::load(dir.path(), &opts).unwrap();
-        assert!(matches!(third.pack_status(), PackStatus::Written(p) if *p != path), "{:?}", third.pack_status());
-        assert!(!path.exists(), "the stale packed file of the same checkpoint is removed");
+        assert_eq!(third.pack_status(), &PackStatus::Loaded(path.clone()));
+        // Changed weights: a new pack replaces the old one under the same name, saying why.
+        let mut bytes = std::fs::read(&w).unwrap();
+        *bytes.last_mut().unwrap() ^= 1;
+        std::fs::write(&w, &bytes).unwrap();
+        let fourth = Model::load(dir.path(), &opts).unwrap();
+        assert!(
+            matches!(fourth.pack_status(), PackStatus::Written { path: p, why } if *p == path && why.contains("model.safetensors changed")),
+            "{:?}",
+            fourth.pack_status()
+        );
+        let names: Vec<_> =
+            std::fs::read_dir(path.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names.len(), 1, "one pack per checkpoint: {names:?}");
         // An unwritable pack folder falls back to memory, with the reason.
         let blocked = packs.path().join("file");
         std::fs::write(&blocked, b"x").unwrap();

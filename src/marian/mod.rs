@@ -8,6 +8,7 @@ pub mod binary;
 pub mod config;
 pub mod layers;
 pub mod npz;
+pub mod packed;
 pub mod search;
 pub mod shortlist;
 pub mod transformer;
@@ -16,7 +17,9 @@ pub mod yml;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::pack::PackFile;
 use crate::vocab::{Vocab, VocabError};
+pub use packed::{LoadOptions, PackStatus};
 use shortlist::Shortlist;
 use transformer::Marian;
 
@@ -203,7 +206,10 @@ pub fn marian_from_bytes(bytes: &[u8], path: &Path) -> Result<Marian, ModelError
     let text = std::str::from_utf8(text).map_err(|_| invalid("special:model.yml is not UTF-8 text".into()))?;
     let map = yml::parse(text).map_err(|e| invalid(e.to_string()))?;
     let config = config::Config::from_yml(&map).map_err(|e| invalid(e.to_string()))?;
-    Marian::from_items(config, items).map_err(|e| invalid(e.to_string()))
+    let text = text.to_string();
+    let mut m = Marian::from_items(config, items).map_err(|e| invalid(e.to_string()))?;
+    m.yml = text;
+    Ok(m)
 }
 
 /// A model ready to translate: network, vocabularies, optional shortlist.
@@ -214,12 +220,29 @@ pub struct Model {
     pub shared_vocab: bool,
     pub shortlist: Option<Shortlist>,
     pub files: ModelFiles,
+    /// The mapped pack the arrays live in, if any.
+    pack: Option<PackFile>,
+    pack_status: PackStatus,
 }
 
 impl Model {
     /// Reads every file of a model folder; the shortlist only when asked for.
     pub fn load(files: &ModelFiles, with_shortlist: bool) -> Result<Model, ModelError> {
         let marian = marian_from_bytes(&read(&files.model)?, &files.model)?;
+        let c = &marian.config;
+        let shortlist = if with_shortlist {
+            let path = files.shortlist.as_ref().ok_or_else(|| ModelError::NoShortlist { dir: files.dir.clone() })?;
+            let sl = Shortlist::parse(&read(path)?, c.src_vocab, c.trg_vocab)
+                .map_err(|e| ModelError::Mismatch { path: path.clone(), message: e.0 })?;
+            Some(sl)
+        } else {
+            None
+        };
+        Model::with_vocabs(marian, files, shortlist)
+    }
+
+    /// Reads the vocabularies and checks them against the network.
+    fn with_vocabs(marian: Marian, files: &ModelFiles, shortlist: Option<Shortlist>) -> Result<Model, ModelError> {
         let (src_vocab, trg_vocab, shared_vocab) = match &files.vocab {
             VocabFiles::Shared(p) => {
                 let v = Arc::new(Vocab::open(p)?);
@@ -245,15 +268,16 @@ impl Model {
                 message: format!("output layer has {} columns, model.yml says {}", marian.trg_vocab(), c.trg_vocab),
             });
         }
-        let shortlist = if with_shortlist {
-            let path = files.shortlist.as_ref().ok_or_else(|| ModelError::NoShortlist { dir: files.dir.clone() })?;
-            let sl = Shortlist::parse(&read(path)?, c.src_vocab, c.trg_vocab)
-                .map_err(|e| ModelError::Mismatch { path: path.clone(), message: e.0 })?;
-            Some(sl)
-        } else {
-            None
-        };
-        Ok(Model { marian, src_vocab, trg_vocab, shared_vocab, shortlist, files: files.clone() })
+        Ok(Model {
+            marian,
+            src_vocab,
+            trg_vocab,
+            shared_vocab,
+            shortlist,
+            files: files.clone(),
+            pack: None,
+            pack_status: PackStatus::NotUsed("loaded from the model files".into()),
+        })
     }
 }
 

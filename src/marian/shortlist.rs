@@ -6,17 +6,18 @@
 //! size, Marian's checksum, and offsets and ids within bounds.
 
 use super::binary::FormatError;
+use crate::pack::Bytes;
 
 pub const MAGIC: u64 = 0xF11A_48D5_0134_17F5;
 const HEADER: usize = 48;
 
-/// A verified shortlist table.
+/// A verified shortlist table, read in place from the file's bytes (in memory or in a pack's map).
 #[derive(Clone, Debug)]
 pub struct Shortlist {
     first_num: usize,
     best_num: usize,
-    offsets: Vec<u64>,
-    lists: Vec<u32>,
+    bytes: Bytes,
+    n_off: usize,
 }
 
 fn err<T>(msg: impl Into<String>) -> Result<T, FormatError> {
@@ -90,7 +91,36 @@ impl Shortlist {
         if first as usize > trg_vocab {
             return err(format!("firstNum {first} exceeds the target vocabulary of {trg_vocab}"));
         }
-        Ok(Shortlist { first_num: first as usize, best_num: best as usize, offsets, lists })
+        Ok(Shortlist { first_num: first as usize, best_num: best as usize, bytes: Bytes::from_vec(b.to_vec()), n_off })
+    }
+
+    /// A table [`Shortlist::parse`] verified when it was packed: the pack's checksum vouches for
+    /// the rest, so only the header and the size are checked again.
+    pub fn from_packed(bytes: Bytes, src_vocab: usize) -> Result<Shortlist, FormatError> {
+        let b = &bytes[..];
+        if b.len() < HEADER || u64_at(b, 0) != MAGIC {
+            return err("the packed shortlist has no shortlist header");
+        }
+        let (first, best, n_off, n_list) = (u64_at(b, 16), u64_at(b, 24), u64_at(b, 32), u64_at(b, 40));
+        if n_off != src_vocab as u64 + 1 || (HEADER as u64 + 8 * n_off + 4 * n_list) != b.len() as u64 {
+            return err("the packed shortlist does not fit the model");
+        }
+        Ok(Shortlist { first_num: first as usize, best_num: best as usize, bytes, n_off: n_off as usize })
+    }
+
+    /// The file's bytes (what a pack stores).
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    fn offset(&self, i: usize) -> usize {
+        u64_at(&self.bytes, HEADER + 8 * i) as usize
+    }
+
+    fn list(&self, w: usize) -> impl Iterator<Item = u32> + '_ {
+        let base = HEADER + 8 * self.n_off;
+        let b = &self.bytes[base + 4 * self.offset(w)..base + 4 * self.offset(w + 1)];
+        b.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
     }
 
     pub fn first_num(&self) -> usize {
@@ -116,8 +146,8 @@ impl Shortlist {
             if shared_vocab && w < trg_vocab {
                 selected[w] = true;
             }
-            if w + 1 < self.offsets.len() {
-                for &t in &self.lists[self.offsets[w] as usize..self.offsets[w + 1] as usize] {
+            if w + 1 < self.n_off {
+                for t in self.list(w) {
                     selected[t as usize] = true;
                 }
             }

@@ -7,7 +7,7 @@
 //!              | 32 zero bytes
 //! offset 64  blobs, each starting at a multiple of 64 (the kernels' and the caches' alignment;
 //!            mmap puts the file start on a page, so the alignment holds in memory too)
-//! table      UTF-8 JSON: {"kind", "meta", "tensors": [{"name", "dtype", "shape", "offset", "len"}]}
+//! table      UTF-8 JSON: {"kind", "meta", "tensors": [{"name", "dtype", "shape", "offset", "len", "crc32"}]}
 //! ```
 //!
 //! The table goes last so that blobs stream to disk as they are made (a 1B-parameter model
@@ -15,6 +15,12 @@
 //! written to a temporary name in its folder and renamed into place, so a reader never sees half
 //! a file. All numbers are little-endian. `meta` is free-form JSON owned by the producer (which
 //! checkpoint, how it was quantized) and is how a reader decides whether the file is current.
+//!
+//! Every blob carries its CRC-32, checked when the file is opened: a flipped bit anywhere in the
+//! weights is found before they are used, not as a wrong translation. Where packs go, what they
+//! were made from and when they are rebuilt is [`cache`]'s business.
+
+pub mod cache;
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -28,10 +34,12 @@ use serde::{Deserialize, Serialize};
 /// The first bytes of every packed file.
 pub const MAGIC: [u8; 8] = *b"RESEAMPK";
 /// Bumped when the container (not its contents) changes incompatibly.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 /// Blob alignment in the file.
 pub const ALIGN: u64 = 64;
 const PREFIX_LEN: u64 = 64;
+/// The reason [`PackFile::open`] gives for a file that does not start with [`MAGIC`].
+pub const NOT_A_PACK: &str = "it does not start with the reseam pack magic bytes";
 /// A table larger than this is not something reseam wrote.
 const MAX_TABLE: u64 = 256 << 20;
 
@@ -41,6 +49,10 @@ pub enum Error {
     Io { path: PathBuf, source: std::io::Error },
     #[error("{path}: not a reseam packed file ({why}); delete it and run again to rebuild it")]
     Format { path: PathBuf, why: String },
+    #[error(
+        "{path}: packed by another reseam (container version {found}, this one reads {VERSION}); run again to rebuild it"
+    )]
+    Version { path: PathBuf, found: u32 },
     #[error("{path}: no tensor {name:?} in the packed file; delete it and run again to rebuild it")]
     Missing { path: PathBuf, name: String },
     #[error("{path}: tensor {name:?} is {got}, expected {want}; delete the file and run again to rebuild it")]
@@ -95,6 +107,8 @@ pub struct Entry {
     pub shape: Vec<usize>,
     pub offset: u64,
     pub len: u64,
+    /// CRC-32 (IEEE) of the blob's bytes.
+    pub crc32: u32,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -160,10 +174,20 @@ impl Writer {
             });
         }
         self.pad_to_align()?;
+        let mut crc = crc32fast::Hasher::new();
         for p in parts {
+            crc.update(p);
             self.file.write_all(p).map_err(io(&self.path))?;
         }
-        self.entries.push(Entry { name: name.into(), dtype, shape: shape.to_vec(), offset: self.pos, len: len as u64 });
+        let crc32 = crc.finalize();
+        self.entries.push(Entry {
+            name: name.into(),
+            dtype,
+            shape: shape.to_vec(),
+            offset: self.pos,
+            len: len as u64,
+            crc32,
+        });
         self.pos += len as u64;
         Ok(())
     }
@@ -196,6 +220,9 @@ impl Writer {
         let mut tmp = self.file.into_inner().map_err(|e| Error::Io { path: path.clone(), source: e.into_error() })?;
         tmp.seek(SeekFrom::Start(0)).map_err(io(&path))?;
         tmp.write_all(&prefix).map_err(io(&path))?;
+        // Readable by every user: a pack in a shared model folder serves them all.
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644)).map_err(io(&path))?;
         tmp.as_file().sync_all().map_err(io(&path))?;
         tmp.persist(&path).map_err(|e| Error::Io { path: path.clone(), source: e.error })?;
         Ok(path)
@@ -236,22 +263,70 @@ impl PackFile {
         // truncating the file in place while it is mapped is outside what we can guard against
         // (as for every memory-mapped model file).
         let map = unsafe { Mmap::map(&file) }.map_err(io(path))?;
-        Self::from_map(path, Arc::new(map))
+        let f = Self::from_map(path, Arc::new(map))?;
+        f.verify()?;
+        Ok(f)
+    }
+
+    /// Checks every blob against its CRC-32 (in parallel: this reads the whole file).
+    fn verify(&self) -> Result<()> {
+        use rayon::prelude::*;
+        let entries: Vec<&Entry> = self.index.values().collect();
+        let bad = entries.par_iter().find_any(|e| {
+            let bytes = &self.map[e.offset as usize..(e.offset + e.len) as usize];
+            crc32fast::hash(bytes) != e.crc32
+        });
+        match bad {
+            Some(e) => Err(Error::Format {
+                path: self.path.clone(),
+                why: format!("tensor {:?} fails its checksum (the file is damaged)", e.name),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Hands the file's resident pages back to the kernel (`MADV_DONTNEED`): the next read of
+    /// any blob pages it in again from the page cache (or the disk). For idle models.
+    pub fn release_pages(&self) -> std::io::Result<()> {
+        // SAFETY: the map is a read-only shared mapping of a file. MADV_DONTNEED on it drops
+        // this process's page-table entries only; a later access faults the same file bytes
+        // back in, so every slice borrowed from the map keeps its contents.
+        unsafe { self.map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) }
+    }
+
+    /// Reads one byte of every page, so that the whole file is resident (preloading).
+    pub fn touch(&self) -> u8 {
+        self.map.iter().step_by(4096).fold(0u8, |a, &b| a ^ b)
+    }
+
+    /// Bytes of the file.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// A tensor's bytes as a shareable slice of the map (no copy).
+    pub fn shared_bytes(&self, name: &str, dtype: Dtype, shape: &[usize]) -> Result<Bytes> {
+        let e = self.entry(name, dtype, shape)?;
+        Ok(Bytes { owner: self.shared_map(), start: e.offset as usize, len: e.len as usize })
     }
 
     fn from_map(path: &Path, map: Arc<Mmap>) -> Result<PackFile> {
         let bad = |why: String| Error::Format { path: path.to_path_buf(), why };
         let len = map.len() as u64;
-        if len < PREFIX_LEN {
-            return Err(bad(format!("{len} bytes, shorter than the 64-byte prefix")));
+        if map.len() < 8 || map[..8] != MAGIC {
+            return Err(bad(NOT_A_PACK.into()));
         }
-        if map[..8] != MAGIC {
-            return Err(bad("wrong magic bytes".into()));
+        if len < PREFIX_LEN {
+            return Err(bad(format!("{len} bytes, shorter than the 64-byte prefix (truncated?)")));
         }
         let u64_at = |at: usize| u64::from_le_bytes(map[at..at + 8].try_into().expect("8 bytes"));
         let version = u32::from_le_bytes(map[8..12].try_into().expect("4 bytes"));
         if version != VERSION {
-            return Err(bad(format!("container version {version}, this reseam reads {VERSION}")));
+            return Err(Error::Version { path: path.to_path_buf(), found: version });
         }
         let (table_offset, table_len) = (u64_at(16), u64_at(24));
         if table_len > MAX_TABLE || table_offset < PREFIX_LEN || table_offset.checked_add(table_len) != Some(len) {
@@ -342,6 +417,34 @@ impl PackFile {
     }
 }
 
+/// Bytes owned in memory or borrowed from a map, shareable between threads.
+#[derive(Clone)]
+pub struct Bytes {
+    owner: Arc<dyn AsRef<[u8]> + Send + Sync>,
+    start: usize,
+    len: usize,
+}
+
+impl Bytes {
+    pub fn from_vec(v: Vec<u8>) -> Bytes {
+        let len = v.len();
+        Bytes { owner: Arc::new(v), start: 0, len }
+    }
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &(*self.owner).as_ref()[self.start..self.start + self.len]
+    }
+}
+
+impl std::fmt::Debug for Bytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Bytes({} bytes)", self.len)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -381,6 +484,26 @@ mod tests {
     }
 
     #[test]
+    fn a_flipped_bit_in_any_blob_fails_the_checksum() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, _) = sample(dir.path());
+        let full = std::fs::read(&path).unwrap();
+        let f = PackFile::open(&path).unwrap();
+        let blobs: Vec<Entry> = f.entries().cloned().collect();
+        drop(f);
+        let cut = dir.path().join("flip.reseam");
+        for e in blobs {
+            for at in [e.offset, e.offset + e.len / 2, e.offset + e.len - 1] {
+                let mut bytes = full.clone();
+                bytes[at as usize] ^= 0x04;
+                std::fs::write(&cut, &bytes).unwrap();
+                let err = PackFile::open(&cut).unwrap_err().to_string();
+                assert!(err.contains("checksum") && err.contains(&e.name), "{}@{at}: {err}", e.name);
+            }
+        }
+    }
+
+    #[test]
     fn wrong_length_blob_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let mut w = Writer::create(&dir.path().join("x.reseam")).unwrap();
@@ -406,7 +529,7 @@ mod tests {
                 bytes[at] ^= (seed >> 8) as u8 | 1;
             }
             std::fs::write(&cut, &bytes).unwrap();
-            // Any outcome but a panic is fine: flipped blob bytes are still a valid file.
+            // Any outcome but a panic is fine for the table; flipped blob bytes fail the checksum.
             if let Ok(f) = PackFile::open(&cut) {
                 let _ = f.f32s("norm", &[3]);
                 let _ = f.i32s("w.col_sums", &[33]).and_then(|s| f.packed("w", 70, 33, s));

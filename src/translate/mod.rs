@@ -16,7 +16,7 @@ use reseam_kernels::{Arithmetic, Kernels};
 use crate::engine::{Engine, EngineError, EngineOptions};
 use crate::fetch::{FetchError, FetchOptions};
 use crate::marian::search::{DecodeError, SearchOptions};
-use crate::marian::{Model, ModelError, ModelFiles};
+use crate::marian::{LoadOptions, Model, ModelError, ModelFiles};
 use crate::text::{self, Pipeline};
 use crate::vocab::VocabError;
 
@@ -74,10 +74,16 @@ pub struct TranslateOptions {
     pub split_sentences: bool,
     /// Where to download a missing pair from; `None` never touches the network (`--offline`).
     pub fetch: Option<FetchOptions>,
+    /// Read the model files into memory instead of mapping (and first writing) their packs.
+    pub no_pack: bool,
+    /// Where packs go instead of next to the model or in the user cache.
+    pub pack_dir: Option<PathBuf>,
 }
 
 impl TranslateOptions {
-    /// Firefox's behaviour for `from`→`to` with the models under `models`, offline.
+    /// Firefox's behaviour for `from`→`to` with the models under `models`, offline, the models
+    /// read into memory (the CLI maps packs by default; a library caller opts in with
+    /// `no_pack: false`, as writing next to a caller's model files is its decision).
     pub fn new(models: impl Into<PathBuf>, from: &str, to: &str) -> TranslateOptions {
         TranslateOptions {
             models: models.into(),
@@ -93,6 +99,8 @@ impl TranslateOptions {
             raw: false,
             split_sentences: true,
             fetch: None,
+            no_pack: true,
+            pack_dir: None,
         }
     }
 }
@@ -218,8 +226,15 @@ impl Translator {
     /// Loads the models of `files` (one direct, or from→en and en→to) with `opts`' settings, on
     /// an engine of their own.
     pub fn from_files(files: &[ModelFiles], opts: &TranslateOptions) -> Result<Translator, TranslateError> {
-        let stages =
-            files.iter().map(|f| Model::load(f, opts.shortlist).map(Arc::new)).collect::<Result<Vec<_>, _>>()?;
+        let load = LoadOptions { shortlist: opts.shortlist, no_pack: opts.no_pack, pack_dir: opts.pack_dir.clone() };
+        let mut stages = Vec::new();
+        for f in files {
+            let m = Model::open(f, &load)?;
+            if let Some(note) = m.pack_status().note(f) {
+                eprintln!("{note}");
+            }
+            stages.push(Arc::new(m));
+        }
         let engine = Engine::new(&EngineOptions {
             threads: opts.threads,
             max_batch: opts.max_batch.max(1),

@@ -36,6 +36,8 @@ impl TestDir {
         c.env("XDG_DATA_HOME", self.path().join("data"))
             .env("XDG_CACHE_HOME", self.path().join("cache"))
             .env("XDG_CONFIG_HOME", self.path().join("config"))
+            // Packs of the repository's fixtures go here, not next to them.
+            .env("RESEAM_PACK_DIR", self.path().join("packs"))
             .current_dir(self.path());
         c
     }

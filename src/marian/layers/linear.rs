@@ -10,6 +10,7 @@
 
 use std::ops::Range;
 
+use crate::pack;
 use reseam_kernels::{Arithmetic, Epilogue, Kernels, Output, PackedB, QuantizedA, Scale, ShapeError};
 
 /// How the activations of an int8 product are scaled.
@@ -339,6 +340,63 @@ pub fn dot8_rows4(x: [&[f32]; 4], w: &[f32]) -> [f32; 4] {
         }
         s
     })
+}
+
+impl Int8Linear {
+    /// Writes the product's packed weights, column sums and biases as `<name>.*` blobs; the
+    /// returned description (activation scale, parts) goes into the pack's table.
+    pub fn write_pack(&self, w: &mut pack::Writer, name: &str) -> Result<serde_json::Value, pack::Error> {
+        let (k, n) = (self.k(), self.n());
+        w.add(&format!("{name}.b"), pack::Dtype::PackedI8, &[k, n], self.b.as_bytes())?;
+        w.add_i32(&format!("{name}.col_sums"), &[n], self.b.col_sums())?;
+        let mut parts = Vec::new();
+        for (i, p) in self.parts.iter().enumerate() {
+            if let Some(b) = &p.bias {
+                w.add_f32(&format!("{name}.bias{i}"), &[b.len()], b)?;
+            }
+            parts.push(serde_json::json!({
+                "cols": [p.cols.start, p.cols.end],
+                "qb": p.qb.to_bits(),
+                "bias": p.bias.is_some(),
+            }));
+        }
+        let act = match self.act {
+            ActScale::Fixed(q) => serde_json::json!(q.to_bits()),
+            ActScale::Dynamic => serde_json::Value::Null,
+        };
+        Ok(serde_json::json!({ "k": k, "n": n, "act": act, "parts": parts }))
+    }
+
+    /// The product [`Int8Linear::write_pack`] wrote, its weights borrowed from the map.
+    pub fn read_pack(f: &pack::PackFile, name: &str, desc: &serde_json::Value) -> Result<Int8Linear, pack::Error> {
+        let bad = |why: &str| pack::Error::Format { path: f.path().to_path_buf(), why: format!("{name}: {why}") };
+        let num = |v: &serde_json::Value, what: &str| v.as_u64().ok_or_else(|| bad(what));
+        let (k, n) = (num(&desc["k"], "k")? as usize, num(&desc["n"], "n")? as usize);
+        let sums = f.i32s(&format!("{name}.col_sums"), &[n])?;
+        let b = f.packed(&format!("{name}.b"), k, n, sums)?;
+        let act = match &desc["act"] {
+            serde_json::Value::Null => ActScale::Dynamic,
+            v => ActScale::Fixed(f32::from_bits(num(v, "act")? as u32)),
+        };
+        let mut parts = Vec::new();
+        for (i, p) in desc["parts"].as_array().ok_or_else(|| bad("parts"))?.iter().enumerate() {
+            let (a, e) = (num(&p["cols"][0], "cols")? as usize, num(&p["cols"][1], "cols")? as usize);
+            if a > e || e > n {
+                return Err(bad("columns outside the product"));
+            }
+            let bias = if p["bias"].as_bool() == Some(true) {
+                Some(f.f32s(&format!("{name}.bias{i}"), &[e - a])?)
+            } else {
+                None
+            };
+            parts.push(Part { cols: a..e, qb: f32::from_bits(num(&p["qb"], "qb")? as u32), bias });
+        }
+        let mut lin = Int8Linear { b, act, parts, um: Vec::new(), bprep: Vec::new() };
+        if let ActScale::Fixed(qa) = act {
+            (lin.um, lin.bprep) = lin.prepare(qa);
+        }
+        Ok(lin)
+    }
 }
 
 /// A linear layer in whichever format the model has.

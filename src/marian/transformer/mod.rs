@@ -10,10 +10,10 @@
 mod decoder;
 mod encoder;
 mod output;
+mod pack;
 mod weights;
 
 use std::ops::Range;
-use std::sync::Arc;
 
 use reseam_kernels::{Arithmetic, Kernels, ShapeError};
 
@@ -28,7 +28,7 @@ use crate::marian::layers::debug;
 use crate::marian::layers::linear::{Int8Scratch, Linear};
 use crate::marian::layers::position::PositionTable;
 use crate::profile::{self, Kind};
-use weights::{Fused, Items, Norm};
+use weights::{Embedding, Fused, Items, Norm};
 
 /// How a model's weights are stored, which decides its arithmetic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -103,9 +103,11 @@ struct DecoderLayer {
 /// A loaded Marian model.
 pub struct Marian {
     pub config: Config,
+    /// The model.yml text the configuration came from (packs keep it).
+    pub yml: String,
     pub format: WeightFormat,
-    src_emb: Arc<Vec<f32>>,
-    trg_emb: Arc<Vec<f32>>,
+    src_emb: Embedding,
+    trg_emb: Embedding,
     emb_scale: f32,
     positions: PositionTable,
     enc: Vec<EncoderLayer>,
@@ -144,11 +146,11 @@ impl Marian {
                     .into(),
             ));
         }
-        let src_emb = Arc::new(items.embedding(src_name, config.src_vocab, d)?);
+        let src_emb = items.embedding_table(src_name, config.src_vocab, d)?;
         let trg_emb = if src_name == trg_name {
             src_emb.clone()
         } else {
-            Arc::new(items.embedding(trg_name, config.trg_vocab, d)?)
+            items.embedding_table(trg_name, config.trg_vocab, d)?
         };
         let int8 = items.any_int8();
 
@@ -208,9 +210,9 @@ impl Marian {
                 Some(a) => crate::marian::layers::linear::ActScale::Fixed(a),
                 None => crate::marian::layers::linear::ActScale::Dynamic,
             };
-            OutputLayer::int8(&trg_emb, d, act, bias)
+            OutputLayer::int8(&trg_emb.to_f32(), d, act, bias)
         } else {
-            OutputLayer::Float { emb: trg_emb.clone(), bias }
+            OutputLayer::Float { emb: trg_emb.to_f32(), bias }
         };
         let format = if !int8 {
             WeightFormat::Float32
@@ -222,6 +224,7 @@ impl Marian {
         Ok(Marian {
             emb_scale: (d as f32).sqrt(),
             positions: PositionTable::new(d, 512),
+            yml: String::new(),
             config,
             format,
             src_emb,
@@ -259,16 +262,10 @@ impl Marian {
     }
 
     /// Embedding rows scaled by `sqrt(d)`, plus the position signal.
-    fn embed(&self, table: &[f32], id: Option<u32>, pos: usize, out: &mut [f32]) {
+    fn embed(&self, table: &Embedding, id: Option<u32>, pos: usize, out: &mut [f32]) {
         let _t = profile::time(Kind::Embeddings);
-        let d = self.config.dim;
         match id {
-            Some(id) => {
-                let row = &table[id as usize * d..(id as usize + 1) * d];
-                for (o, &e) in out.iter_mut().zip(row) {
-                    *o = self.emb_scale * e;
-                }
-            }
+            Some(id) => table.scaled_row(id as usize, self.emb_scale, out),
             // The decoder's first step has no previous word: a zero vector (scaled zeros).
             None => out.fill(0.0),
         }

@@ -58,6 +58,16 @@ impl OutputLayer {
         OutputLayer::Int8 { b, qb, act, bias, bprep }
     }
 
+    /// An int8 layer from its packed weights (a pack's), preparing the bias as
+    /// [`OutputLayer::int8`] does.
+    pub fn from_parts(b: PackedB, qb: f32, act: ActScale, bias: Option<Vec<f32>>) -> OutputLayer {
+        let bprep = match act {
+            ActScale::Fixed(qa) => Self::prepare(&b, qa, qb, bias.as_deref()),
+            ActScale::Dynamic => Vec::new(),
+        };
+        OutputLayer::Int8 { b, qb, act, bias, bprep }
+    }
+
     fn prepare(b: &PackedB, qa: f32, qb: f32, bias: Option<&[f32]>) -> Vec<f32> {
         b.col_sums().iter().enumerate().map(|(j, &s)| prepared_bias(s, qa, qb, bias.map(|b| b[j]))).collect()
     }

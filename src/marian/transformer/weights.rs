@@ -124,6 +124,21 @@ impl<'a> Items<'a> {
         }
     }
 
+    /// An embedding matrix kept in its file's form (see [`Embedding`]).
+    pub fn embedding_table(&self, name: &str, rows: usize, cols: usize) -> Result<Embedding, WeightError> {
+        let item = self.get(name)?;
+        Self::check_shape(item, rows, cols)?;
+        if item.ty != ItemType::Intgemm8 {
+            return Ok(Embedding::F32(std::sync::Arc::new(self.embedding(name, rows, cols)?)));
+        }
+        let bad = |message: String| WeightError::Bad { name: name.into(), message };
+        let (q, m) = item.intgemm8().map_err(|e| bad(e.0))?;
+        if !(m.is_finite() && m > 0.0) {
+            return Err(bad(format!("quantization multiplier {m}")));
+        }
+        Ok(Embedding::Int8 { rows: crate::pack::Bytes::from_vec(q.to_vec()), recip: 1.0f32 / m, cols })
+    }
+
     /// Weight `name` (`[k, n]` in Marian's orientation) with optional bias, as an int8 part (to be
     /// fused) or a float layer.
     pub fn weight(&self, name: &str, bias: Option<&str>, k: usize, n: usize) -> Result<Weight, WeightError> {
@@ -154,6 +169,44 @@ impl<'a> Items<'a> {
                 Ok(Weight::Float(FloatLinear::from_rows(&w, k, n, bias)))
             }
             ItemType::Int8 => Err(bad("is plain int8, expected float32 or intgemm8".into())),
+        }
+    }
+}
+
+/// An embedding table `rows × cols`: int8 rows with Marian's dequantization multiplier
+/// (`int8 · (1.0f / q)`, formed per lookup exactly as Marian forms it at load; a quarter of the
+/// floats' size and what a pack maps), or floats.
+#[derive(Clone)]
+pub enum Embedding {
+    Int8 { rows: crate::pack::Bytes, recip: f32, cols: usize },
+    F32(std::sync::Arc<Vec<f32>>),
+}
+
+impl Embedding {
+    /// `out = scale · row(id)`.
+    pub fn scaled_row(&self, id: usize, scale: f32, out: &mut [f32]) {
+        let d = out.len();
+        match self {
+            Embedding::Int8 { rows, recip, .. } => {
+                for (o, &b) in out.iter_mut().zip(&rows[id * d..(id + 1) * d]) {
+                    *o = scale * ((b as i8) as f32 * recip);
+                }
+            }
+            Embedding::F32(v) => {
+                for (o, &e) in out.iter_mut().zip(&v[id * d..(id + 1) * d]) {
+                    *o = scale * e;
+                }
+            }
+        }
+    }
+
+    /// The whole table as floats (building an output layer).
+    pub fn to_f32(&self) -> std::sync::Arc<Vec<f32>> {
+        match self {
+            Embedding::Int8 { rows, recip, .. } => {
+                std::sync::Arc::new(rows.iter().map(|&b| (b as i8) as f32 * recip).collect())
+            }
+            Embedding::F32(v) => v.clone(),
         }
     }
 }

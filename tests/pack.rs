@@ -1,0 +1,227 @@
+//! `reseam pack` and packs under `reseam translate`: bad packs found and rebuilt, racing
+//! packers, read-only folders, pages shared between processes, packs replaced in use.
+
+use std::io::Write;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use crate::common::TestDir;
+use crate::engine::esen;
+
+const FILES: [&str; 3] = ["model.esen.intgemm.alphas.bin", "vocab.esen.spm", "lex.50.50.esen.s2t.bin"];
+const INPUT: &str = "Hola, mundo.\nEl gato duerme en la casa.\n";
+
+/// A models folder with the fixture as `es-en/`.
+fn models(t: &TestDir) -> PathBuf {
+    let dir = t.path().join("models");
+    let pair = dir.join("es-en");
+    std::fs::create_dir_all(&pair).unwrap();
+    for f in FILES {
+        std::fs::copy(esen().join(f), pair.join(f)).unwrap_or_else(|e| panic!("fixture {f}: {e}"));
+    }
+    dir
+}
+
+/// `reseam` with packs placed by the default policy (next to the model, else the cache).
+fn cmd(t: &TestDir) -> Command {
+    let mut c = t.cmd();
+    c.env_remove("RESEAM_PACK_DIR");
+    c
+}
+
+fn translate(t: &TestDir, models: &Path, mut c: Command) -> Output {
+    c.args(["translate", "--offline", "--models"]).arg(models).args(["es", "en"]);
+    t.run(c, INPUT.as_bytes())
+}
+
+fn ok(out: &Output) -> (String, String) {
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "reseam failed: {err}");
+    (String::from_utf8(out.stdout.clone()).unwrap(), err)
+}
+
+fn pack(t: &TestDir, models: &Path, extra: &[&str]) -> Output {
+    let mut c = cmd(t);
+    c.arg("pack").arg("--models").arg(models).args(extra);
+    t.run(c, b"")
+}
+
+/// What the model files alone translate INPUT to.
+fn expected(t: &TestDir, models: &Path) -> String {
+    let mut c = cmd(t);
+    c.env("RESEAM_NO_PACK", "1");
+    ok(&translate(t, models, c)).0
+}
+
+#[test]
+fn every_bad_pack_is_found_named_and_rebuilt() {
+    let t = TestDir::new();
+    let m = models(&t);
+    let want = expected(&t, &m);
+    let (_, err) = ok(&pack(&t, &m, &[]));
+    assert!(err.contains("packed into") && err.contains("no pack yet"), "{err}");
+    let pack_path = m.join("es-en/model.reseam");
+    let good = std::fs::read(&pack_path).unwrap();
+    let flip = |at: usize| {
+        let mut b = good.clone();
+        b[at] ^= 0x20;
+        b
+    };
+    let mut older = good.clone();
+    older[8] = 1;
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("truncated", good[..good.len() / 2].to_vec(), "damaged"),
+        ("bit flip", flip(4096 + 17), "checksum"),
+        ("older version", older, "another version"),
+        ("another file", std::fs::read(m.join("es-en/vocab.esen.spm")).unwrap(), "not a pack of this model"),
+    ];
+    for (what, bytes, reason) in cases {
+        std::fs::write(&pack_path, &bytes).unwrap();
+        let out = pack(&t, &m, &["--check"]);
+        assert_eq!(out.status.code(), Some(1), "{what}: pack --check must fail");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(reason),
+            "{what}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let (got, err) = ok(&translate(&t, &m, cmd(&t)));
+        let lines: Vec<&str> = err.lines().filter(|l| l.contains("model.reseam")).collect();
+        assert_eq!(lines.len(), 1, "{what}: one line naming the pack: {err}");
+        assert!(lines[0].contains(reason), "{what}: {err}");
+        assert_eq!(got, want, "{what}: the rebuilt pack translates as the files");
+        assert!(pack(&t, &m, &["--check"]).status.success(), "{what}: rebuilt");
+    }
+    // Stale: a source file changed after packing.
+    let v = m.join("es-en/vocab.esen.spm");
+    let mut vb = std::fs::read(&v).unwrap();
+    vb.extend_from_slice(b"\n");
+    std::fs::write(&v, &vb).unwrap();
+    let out = pack(&t, &m, &["--check", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let line = String::from_utf8(out.stdout).unwrap();
+    let j: serde_json::Value = serde_json::from_str(line.trim()).unwrap();
+    assert_eq!(j["status"], "bad");
+    assert!(j["why"].as_str().unwrap().contains("stale: vocab.esen.spm"), "{j}");
+}
+
+#[test]
+fn two_packers_racing_both_succeed_and_leave_one_valid_pack() {
+    let t = TestDir::new();
+    let m = models(&t);
+    let spawn = || {
+        let mut c = cmd(&t);
+        c.arg("pack").arg("--models").arg(&m).stdout(Stdio::piped()).stderr(Stdio::piped());
+        c.spawn().unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    for c in [a, b] {
+        let out = c.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let names: Vec<String> =
+        std::fs::read_dir(m.join("es-en")).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    assert_eq!(names.iter().filter(|n| n.contains("reseam")).count(), 1, "{names:?}");
+    assert!(pack(&t, &m, &["--check"]).status.success());
+}
+
+/// Runs as an unprivileged user when the tests run as root (root writes into read-only
+/// folders), so that a read-only folder is read-only.
+fn unprivileged(c: &mut Command) {
+    if std::fs::metadata("/proc/self").map(|m| std::os::unix::fs::MetadataExt::uid(&m)).unwrap_or(1) == 0 {
+        c.uid(65534).gid(65534);
+    }
+}
+
+fn chmod(p: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+#[test]
+fn a_read_only_model_folder_packs_into_the_cache_and_read_only_everything_still_translates() {
+    let t = TestDir::new();
+    let m = models(&t);
+    let want = expected(&t, &m);
+    chmod(t.path(), 0o755);
+    for p in [&m, &m.join("es-en")] {
+        chmod(p, 0o555);
+    }
+    let cache = t.path().join("cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    chmod(&cache, 0o777);
+    let mut c = cmd(&t);
+    unprivileged(&mut c);
+    let (got, err) = ok(&translate(&t, &m, c));
+    assert_eq!(got, want);
+    assert!(!m.join("es-en/model.reseam").exists());
+    let packed = cache.join("reseam/packed");
+    assert!(err.contains(&packed.display().to_string()), "packed into the cache: {err}");
+    // The cache read-only too (a fresh one): translated from memory, with a warning.
+    let ro = t.path().join("ro-cache");
+    std::fs::create_dir_all(&ro).unwrap();
+    chmod(&ro, 0o555);
+    let mut c = cmd(&t);
+    unprivileged(&mut c);
+    c.env("XDG_CACHE_HOME", &ro);
+    let (got, err) = ok(&translate(&t, &m, c));
+    assert_eq!(got, want);
+    assert!(err.contains("warning") && err.contains("into memory"), "{err}");
+    for p in [&m, &m.join("es-en")] {
+        chmod(p, 0o755);
+    }
+}
+
+/// `Shared_Clean` kB of the `model.reseam` mappings of a process.
+fn shared_clean_kb(pid: u32) -> u64 {
+    let smaps = std::fs::read_to_string(format!("/proc/{pid}/smaps")).unwrap_or_default();
+    let mut total = 0;
+    let mut in_pack = false;
+    for line in smaps.lines() {
+        let mut words = line.split_whitespace();
+        // A mapping's header: "start-end perms offset dev inode [path]".
+        if words.next().is_some_and(|w| w.contains('-') && !w.ends_with(':'))
+            && words.next().is_some_and(|p| p.len() == 4)
+        {
+            in_pack = line.ends_with("model.reseam");
+        }
+        if in_pack && let Some(v) = line.strip_prefix("Shared_Clean:") {
+            total += v.trim().trim_end_matches(" kB").trim().parse::<u64>().unwrap_or(0);
+        }
+    }
+    total
+}
+
+#[test]
+fn two_processes_share_the_pages_and_a_pack_replaced_in_use_breaks_nothing() {
+    let t = TestDir::new();
+    let m = models(&t);
+    let want = expected(&t, &m);
+    ok(&pack(&t, &m, &[]));
+    let size_kb = std::fs::metadata(m.join("es-en/model.reseam")).unwrap().len() / 1024;
+    let spawn = || {
+        let mut c = cmd(&t);
+        c.args(["translate", "--offline", "--models"]).arg(&m).args(["es", "en"]);
+        c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        c.spawn().unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    // Both map the whole pack (its checksums are read at open).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let (mut sa, mut sb) = (0, 0);
+    while std::time::Instant::now() < deadline && (sa < size_kb * 9 / 10 || sb < size_kb * 9 / 10) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        (sa, sb) = (shared_clean_kb(a.id()), shared_clean_kb(b.id()));
+    }
+    assert!(sa >= size_kb * 9 / 10 && sb >= size_kb * 9 / 10, "Shared_Clean {sa} and {sb} kB of a {size_kb} kB pack");
+    // Replace the sources (the shortlist goes) and repack while both still use the old pack.
+    std::fs::remove_file(m.join("es-en/lex.50.50.esen.s2t.bin")).unwrap();
+    let (_, err) = ok(&pack(&t, &m, &[]));
+    assert!(err.contains("packed into"), "{err}");
+    for mut c in [a, b] {
+        c.stdin.take().unwrap().write_all(INPUT.as_bytes()).unwrap();
+        let out = c.wait_with_output().unwrap();
+        let (got, _) = ok(&out);
+        assert_eq!(got, want, "a process on the replaced pack translates as before");
+    }
+}
