@@ -1,5 +1,7 @@
 //! Integration tests: each module runs the real `reseam` binary.
 
+/// Firefox's base-memory and base architectures against Bergamot, and a pivot through both.
+mod architectures;
 mod bench_gemm;
 mod cli;
 mod common;

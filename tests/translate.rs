@@ -59,69 +59,115 @@ fn float_greedy_with_shortlist_equals_marian_on_every_line() {
     assert!(differ.is_empty(), "{} of 300 lines differ from Marian's float32 shortlist output", differ.len());
 }
 
-/// Where and why a line differs from a reference: the first step at which our greedy choice
-/// leaves the reference text, our choice, the candidate that would continue the reference, and
-/// the difference of their scores (path score + log-probability, as the search compares them).
-pub fn explain(model: &Model, arith: Arithmetic, src_text: &str, reference: &str) -> String {
+/// Where a line leaves a reference: the first step at which our greedy choice leaves the
+/// reference text, our piece, the candidate that would continue the reference, and the
+/// difference of their scores (path score + log-probability, as the search compares them).
+pub enum Parting {
+    Same,
+    /// Both stop at the length limit with the reference's text.
+    SameAtLimit,
+    At {
+        step: usize,
+        ours: String,
+        theirs: Option<String>,
+        margin: Option<f32>,
+        log_probs: (f32, f32),
+    },
+    /// We stop at the length limit where the reference goes on.
+    Limit(usize),
+}
+
+impl std::fmt::Display for Parting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Parting::Same => write!(f, "the same output"),
+            Parting::SameAtLimit => write!(f, "the same output (both stop at the length limit)"),
+            Parting::At { step, ours, theirs: Some(theirs), margin: Some(m), log_probs: (a, b) } => write!(
+                f,
+                "step {step}: reseam {ours} vs reference {theirs}, margin {m:.3e} (log-prob {a:.6} vs {b:.6})"
+            ),
+            Parting::At { step, ours, .. } => {
+                write!(f, "step {step}: reseam {ours}; no candidate continues the reference")
+            }
+            Parting::Limit(limit) => {
+                write!(f, "reseam stops at the length limit ({limit} tokens) where the reference goes on")
+            }
+        }
+    }
+}
+
+/// [`Parting`] of `reference` from our translation of `src_text`, with the model's shortlist
+/// (the sentence's own candidates) when it was loaded with one.
+pub fn parting(model: &Model, arith: Arithmetic, src_text: &str, reference: &str) -> Parting {
     let rt = Runtime { kernels: kernels(), arith, debug: false };
     let mut ws = Workspace::default();
     let mut src = model.src_vocab.encode(src_text).unwrap();
     src.push(0);
     let m = &model.marian;
+    let short = model
+        .shortlist
+        .as_ref()
+        .map(|sl| m.output().shortlisted(sl.candidates(&src, model.shared_vocab, m.trg_vocab())));
+    let ids: Option<Vec<u32>> = short.as_ref().map(|s| s.ids.clone());
     let enc = m.encode(&rt, &mut ws, &[&src]).unwrap().pop().unwrap();
     let mut state = m.start(enc);
-    let vocab = m.trg_vocab();
+    let width = ids.as_ref().map_or(m.trg_vocab(), |v| v.len());
+    let id = |j: usize| ids.as_ref().map_or(j as u32, |v| v[j]);
     let (unk, limit) = (model.trg_vocab.unk(), reseam::marian::search::length_limit(src.len(), 2.0));
-    let mut logits = vec![0f32; vocab];
+    let mut logits = vec![0f32; width];
     let mut out: Vec<u32> = Vec::new();
     let mut path = 0f32;
+    let text = |ids: &[u32]| model.trg_vocab.decode(ids).unwrap();
+    // A byte piece of a character not yet complete decodes to U+FFFD: compare what is complete.
+    let prefix = |ids: &[u32]| reference.starts_with(text(ids).trim_end_matches('\u{FFFD}'));
     for step in 0..limit {
         m.step(&rt, &mut ws, &mut [(&mut state, StepInput { prev: out.last().copied(), pos: out.len() })]).unwrap();
-        m.logits(&rt, &mut ws, 1, &|_| None, &mut logits, vocab).unwrap();
+        m.logits(&rt, &mut ws, 1, &|_| short.as_ref(), &mut logits, width).unwrap();
         let mut row = logits.clone();
-        let (best, score) = choose(&mut row, path, None, unk);
+        let (best, score) = choose(&mut row, path, ids.as_deref(), unk);
         // `row` now holds log-probabilities.
-        let text = |ids: &[u32]| model.trg_vocab.decode(ids).unwrap();
+        let best_id = id(best);
         let mut with_best = out.clone();
-        with_best.push(best as u32);
-        let continues = |ids: &[u32]| best as u32 == 0 && text(ids) == reference || reference.starts_with(&text(ids));
-        if best as u32 != 0 && !continues(&with_best) || (best as u32 == 0 && text(&out) != reference) {
+        with_best.push(best_id);
+        let continues = |ids: &[u32]| best_id == 0 && text(ids) == reference || prefix(ids);
+        if best_id != 0 && !continues(&with_best) || (best_id == 0 && text(&out) != reference) {
             // The reference's token: the best-scoring candidate that keeps the reference text.
             let mut alt: Option<(usize, f32)> = None;
             for (j, &lp) in row.iter().enumerate() {
-                if j as u32 == unk || j == best {
+                if id(j) == unk || j == best {
                     continue;
                 }
-                let mut ids = out.clone();
-                ids.push(j as u32);
-                let ok = if j == 0 { text(&out) == reference } else { reference.starts_with(&text(&ids)) };
+                let mut next = out.clone();
+                next.push(id(j));
+                let ok = if id(j) == 0 { text(&out) == reference } else { prefix(&next) };
                 if ok && alt.is_none_or(|(_, s)| path + lp > s) {
                     alt = Some((j, path + lp));
                 }
             }
-            let piece = |j: usize| if j == 0 { "</s>".to_string() } else { format!("{:?}", text(&[j as u32])) };
-            return match alt {
-                Some((j, s)) => format!(
-                    "step {step}: reseam {} vs reference {}, margin {:.3e} (log-prob {:.6} vs {:.6})",
-                    piece(best),
-                    piece(j),
-                    score - s,
-                    row[best],
-                    row[j]
-                ),
-                None => format!("step {step}: reseam {}; no candidate continues the reference", piece(best)),
+            let piece = |j: usize| if id(j) == 0 { "</s>".to_string() } else { format!("{:?}", text(&[id(j)])) };
+            return Parting::At {
+                step,
+                ours: piece(best),
+                theirs: alt.map(|(j, _)| piece(j)),
+                margin: alt.map(|(_, s)| score - s),
+                log_probs: (row[best], alt.map_or(f32::NAN, |(j, _)| row[j])),
             };
         }
         path = score;
-        if best == 0 {
-            return "the same output".into();
+        if best_id == 0 {
+            return Parting::Same;
         }
-        out.push(best as u32);
+        out.push(best_id);
     }
-    if model.trg_vocab.decode(&out).unwrap() == reference {
-        return "the same output (both stop at the length limit)".into();
+    if text(&out) == reference {
+        return Parting::SameAtLimit;
     }
-    format!("reseam stops at the length limit ({limit} tokens) where the reference goes on")
+    Parting::Limit(limit)
+}
+
+/// [`parting`] as the agreement tests print it.
+pub fn explain(model: &Model, arith: Arithmetic, src_text: &str, reference: &str) -> String {
+    parting(model, arith, src_text, reference).to_string()
 }
 
 fn int8_agreement(arith: &str, reference: &str, at_least: usize) {

@@ -17,7 +17,12 @@
 //!   of lanes, reduced, then added to the first product; on the 1st, 3rd, ... tail key the
 //!   second chunk, when full, is multiplied and added instead of fma'd;
 //! - 2–3 keys (a source of 1–2 pieces), several queries: chunks from element 0 into one set of
-//!   lanes, reduced; on even query rows the second chunk, when full, is not fused;
+//!   lanes, reduced; on even query rows the second chunk, when full, is not fused; except
+//!   - exactly two queries at head size 48 or 64: the chunks into one set of lanes (at 64 in
+//!     reverse order, the last one multiplied), reduced in four interleaved groups
+//!     (`l, l+4, l+8, l+12` in turn, then `(g0 + g1) + (g2 + g3)`);
+//!   - three or more queries at head size 64, even rows: chunks 0 and 2 into one set of lanes,
+//!     1 (multiplied) and 3 into another, the two added lane by lane, then reduced;
 //! - otherwise a plain fma chain over `t = 0..k`.
 //!
 //! `weights·V` (inner dimension = number of keys), per output element:
@@ -27,9 +32,14 @@
 //! - several query rows: a plain fma chain.
 //!
 //! All of this was confirmed for head sizes 32, 48 and 64 (tiny, base-memory and base models) on
-//! 1–129 keys, except sources of 1–2 pieces with head size 64, or with head size 48 and exactly
-//! two positions, where MKL switches to yet other kernels (reversed and split accumulators) that
-//! are not reproduced; those few products can differ in the last bit.
+//! 1–129 keys; the orders were read off MKL by absorption probes (one product 1, two others
+//! ±2^25: the 1 survives only if the two large ones meet first, which gives the whole summation
+//! tree) and fused/unfused steps by random inputs, on an Intel Xeon (AVX-512, Sapphire Rapids).
+//!
+//! These are MKL's orders on Intel CPUs. On AMD CPUs the same binary takes MKL's generic code
+//! path with Zen kernels (`mkl_serv_intel_cpu_true` is false there), whose orders differ (e.g.
+//! 4- and 8-lane accumulators for one query row); reseam does not reproduce those, so Bergamot
+//! run on an AMD CPU can part from reseam at a near-tie (see tests/architectures.rs).
 //!
 //! Padding is never part of a product here: each sentence attends over its own keys, so the
 //! result does not depend on which other sentences share the batch.
@@ -139,6 +149,47 @@ fn lanes16(a: &[f32], b: &[f32], start: usize, second_unfused: bool, f: &impl Fm
     halve16(lanes)
 }
 
+/// The 16 lanes reduced in four interleaved groups, `g, g+4, g+8, g+12` in turn, then
+/// `(g0 + g1) + (g2 + g3)`.
+fn split16(v: [f32; 16]) -> f32 {
+    let g: [f32; 4] = std::array::from_fn(|g| ((v[g] + v[g + 4]) + v[g + 8]) + v[g + 12]);
+    (g[0] + g[1]) + (g[2] + g[3])
+}
+
+/// Two queries over 2–3 keys at head size 48 or 64 (`k` a multiple of 16): the chunks fma'd into
+/// one set of lanes, in reverse order at 64 (the last chunk multiplied, not fused), then
+/// [`split16`].
+fn two_rows(a: &[f32], b: &[f32], f: &impl FmaLanes) -> f32 {
+    let mut lanes = [0f32; 16];
+    let chunk = |c: usize| c * 16..c * 16 + 16;
+    if a.len() == 64 {
+        for (l, lane) in lanes.iter_mut().enumerate() {
+            *lane = a[48 + l] * b[48 + l];
+        }
+        for c in (0..3).rev() {
+            f(&mut lanes, &a[chunk(c)], &b[chunk(c)]);
+        }
+    } else {
+        for c in 0..a.len() / 16 {
+            f(&mut lanes, &a[chunk(c)], &b[chunk(c)]);
+        }
+    }
+    split16(lanes)
+}
+
+/// An even query row of three or more over 2–3 keys at head size 64: chunks 0 and 2 into one set
+/// of lanes, chunks 1 and 3 into another (chunk 1 multiplied, not fused), added, halved.
+fn even_row_64(a: &[f32], b: &[f32], f: &impl FmaLanes) -> f32 {
+    let (mut x, mut y) = ([0f32; 16], [0f32; 16]);
+    f(&mut x, &a[..16], &b[..16]);
+    for (l, lane) in y.iter_mut().enumerate() {
+        *lane = a[16 + l] * b[16 + l];
+    }
+    f(&mut x, &a[32..48], &b[32..48]);
+    f(&mut y, &a[48..], &b[48..]);
+    halve16(std::array::from_fn(|l| x[l] + y[l]))
+}
+
 fn one_row_tail(a: &[f32], b: &[f32], tail_index: usize, f: &impl FmaLanes) -> f32 {
     a[0] * b[0] + lanes16(a, b, 1, tail_index.is_multiple_of(2), f)
 }
@@ -150,7 +201,11 @@ fn qk(m: usize, n: usize, i: usize, j: usize, q: &[f32], k: &[f32], f: &impl Fma
         let blocks = n / 4 * 4;
         if j < blocks { one_row_carry(q, k, f) } else { one_row_tail(q, k, j - blocks, f) }
     } else if n < 4 {
-        lanes16(q, k, 0, i.is_multiple_of(2), f)
+        match (m, q.len()) {
+            (2, 48 | 64) => two_rows(q, k, f),
+            (_, 64) if i.is_multiple_of(2) => even_row_64(q, k, f),
+            _ => lanes16(q, k, 0, i.is_multiple_of(2), f),
+        }
     } else {
         chain(q, k)
     }
@@ -385,18 +440,26 @@ mod tests {
     }
 
     /// Bit patterns produced by MKL's `cblas_sgemm_batch` inside the bergamot 0.4.5 wheel on the
-    /// same inputs (an AVX-512 CPU); each shape exercises a different summation order.
+    /// same inputs (an Intel AVX-512 CPU); each shape exercises a different summation order. The
+    /// product is batched eight times, as Marian batches its heads: a batch of one can take yet
+    /// another kernel (two queries at head size 48).
     #[test]
     fn equals_bergamot_mkl_bit_for_bit() {
-        let qk_cases: [(usize, usize, usize, &[u32]); 6] = [
-            (1, 6, 32, &[0x42393bac, 0x41140075, 0xc23df002, 0xc16950fc, 0x42c381ff, 0xc1e49ca7]),
-            (2, 2, 32, &[0x42393bae, 0x41140074, 0xc2338fd4, 0x420e1980]),
-            (1, 6, 64, &[0x4267758d, 0xc286b82a, 0x430b87d6, 0xc2863978, 0x426f9f59, 0xc2498000]),
-            (1, 7, 48, &[0x42527940, 0xc20463d4, 0xc1c4042c, 0x41fff161, 0xc2665cdd, 0x42d40464, 0xc24ed22d]),
+        let qk_cases: [(usize, usize, usize, (usize, usize), &[u32]); 9] = [
+            // Two queries at head sizes 48 and 64 (a source of one piece, as one decoder query of a
+            // two-position source), and three queries over two keys at 64: their own kernels.
+            (2, 3, 48, (5, 6), &[0x42529466, 0xc20e1c53, 0xc1aad93b, 0xc26a6a7e, 0x42243704, 0xc1db102d]),
+            (2, 3, 64, (1, 2), &[0x4267758d, 0xc286b82a, 0x430b87d6, 0xc2394687, 0x42610fac, 0xc2863978]),
+            (3, 2, 64, (1, 2), &[0x4267758e, 0xc286b82a, 0xc2394688, 0x42610fac, 0xbfeb1a26, 0xc23d7054]),
+            (1, 6, 32, (1, 2), &[0x42393bac, 0x41140075, 0xc23df002, 0xc16950fc, 0x42c381ff, 0xc1e49ca7]),
+            (2, 2, 32, (1, 2), &[0x42393bae, 0x41140074, 0xc2338fd4, 0x420e1980]),
+            (1, 6, 64, (1, 2), &[0x4267758d, 0xc286b82a, 0x430b87d6, 0xc2863978, 0x426f9f59, 0xc2498000]),
+            (1, 7, 48, (1, 2), &[0x42527940, 0xc20463d4, 0xc1c4042c, 0x41fff161, 0xc2665cdd, 0x42d40464, 0xc24ed22d]),
             (
                 3,
                 3,
                 48,
+                (1, 2),
                 &[
                     0x42527940, 0xc20463d4, 0xc1c4042c, 0xc26c9884, 0x422bdca2, 0xc1f860e1, 0x427ce72a, 0xc2704ba9,
                     0x4274b9cf,
@@ -406,6 +469,7 @@ mod tests {
                 5,
                 5,
                 32,
+                (1, 2),
                 &[
                     0x42393bac, 0x41140076, 0xc23df002, 0xc16950fd, 0x42c38200, 0xc2338fd4, 0x420e197f, 0x41b54772,
                     0xc23f1b3f, 0xc1e49caa, 0xc1f071f6, 0xc22b1afc, 0x420cee42, 0x4196f217, 0xc23375f9, 0x4270d202,
@@ -414,9 +478,9 @@ mod tests {
                 ],
             ),
         ];
-        for (m, n, dk, want) in qk_cases {
+        for (m, n, dk, (sq, sk), want) in qk_cases {
             let alpha = 1.0f32 / (dk as f32).sqrt();
-            let (q, k) = (sample(m, dk, 1), sample(n, dk, 2));
+            let (q, k) = (sample(m, dk, sq), sample(n, dk, sk));
             let got: Vec<f32> = (0..m * n)
                 .map(|e| qk(m, n, e / n, e % n, &q[e / n * dk..][..dk], &k[e % n * dk..][..dk], &fma_lanes) * alpha)
                 .collect();
