@@ -14,10 +14,10 @@ mod fetch;
 mod layout;
 /// `reseam speculate` (target only) and `reseam bench` on the tiny LLM fixtures.
 mod llm;
-/// Whole posts as `--jsonl` and `-z` records, and `translate auto`.
-mod posts;
 /// `reseam pack` and packs under `translate`: bad packs, races, read-only folders, shared pages.
 mod pack;
+/// Whole posts as `--jsonl` and `-z` records, and `translate auto`.
+mod posts;
 /// The shared engine under load: batch invariance across clients and models, no waiting.
 mod scheduler;
 /// The fixture's social posts through `reseam translate`, line by line.

@@ -443,9 +443,12 @@ mod tests {
     /// same inputs (an Intel AVX-512 CPU); each shape exercises a different summation order. The
     /// product is batched eight times, as Marian batches its heads: a batch of one can take yet
     /// another kernel (two queries at head size 48).
+    /// (queries, keys, head size, (seed of Q, seed of K), MKL's bits).
+    type QkCase = (usize, usize, usize, (usize, usize), &'static [u32]);
+
     #[test]
     fn equals_bergamot_mkl_bit_for_bit() {
-        let qk_cases: [(usize, usize, usize, (usize, usize), &[u32]); 9] = [
+        let qk_cases: [QkCase; 9] = [
             // Two queries at head sizes 48 and 64 (a source of one piece, as one decoder query of a
             // two-position source), and three queries over two keys at 64: their own kernels.
             (2, 3, 48, (5, 6), &[0x42529466, 0xc20e1c53, 0xc1aad93b, 0xc26a6a7e, 0x42243704, 0xc1db102d]),
