@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::marian::PIVOT;
 use crate::marian::{LoadOptions, Model, ModelError, ModelFiles, find};
-use crate::translate::PIVOT;
 
 /// How the registry loads and keeps models.
 #[derive(Clone, Debug)]

@@ -180,7 +180,7 @@ pub fn text_content(html: &str) -> String {
 }
 
 /// Translates the text of `html` with `translate` (posts in, one translation per post out, as
-/// [`crate::translate::Translator::translate_posts`]), keeping all markup byte for byte. One
+/// `Translator::translate_posts` in `translate`), keeping all markup byte for byte. One
 /// call to `translate` for all text nodes (none if there is no text).
 pub fn translate<E: std::error::Error + 'static>(
     html: &str,

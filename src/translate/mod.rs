@@ -22,8 +22,7 @@ use crate::vocab::VocabError;
 
 pub mod records;
 
-/// The pivot language: every Firefox model has English on one side.
-pub const PIVOT: &str = "en";
+pub use crate::marian::PIVOT;
 
 /// Which integer arithmetic the int8 products use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
