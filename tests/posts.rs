@@ -122,7 +122,8 @@ fn auto_names_a_detected_language_without_a_model() {
     let models = models_with_es_en(&t);
     let input = "Hola, ¿qué tal?\nGuten Morgen, wie geht es Ihnen heute?\n";
     let out = translate(&t, &models, &["--languages", "es,en,de", "auto", "en"], input.as_bytes());
-    assert_eq!(out.status.code(), Some(1));
+    // A language without a model is the caller's to fix (exit 2), as an unknown pair is.
+    assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("input record 2") && stderr.contains("`de`") && stderr.contains("de→en"), "{stderr}");
 
