@@ -30,6 +30,7 @@ pub mod marian;
 pub mod pack;
 pub mod paths;
 pub mod profile;
+pub mod serve;
 pub mod speculate;
 pub mod text;
 pub mod translate;

@@ -7,6 +7,7 @@ mod detect;
 mod fetch;
 mod generate;
 mod pack;
+mod serve;
 mod speculate;
 mod translate;
 mod version;
@@ -41,6 +42,7 @@ enum Command {
     Detect(detect::Args),
     /// Packs translation models into memory-mappable files (`model.reseam`), or checks them.
     Pack(pack::Args),
+    Serve(serve::Args),
     /// Measures the int8 matrix products per instruction set against the CPU's peak.
     BenchGemm(bench_gemm::Args),
     /// Cross-tokenizer speculative decoding of an LLM checkpoint with a draft model, measured
@@ -91,6 +93,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Translate(args)) => translate::run(args, cli.verbose),
         Some(Command::Detect(args)) => detect::run(args),
         Some(Command::Pack(args)) => pack::run(args),
+        Some(Command::Serve(args)) => serve::run(args),
         Some(Command::BenchGemm(args)) => bench_gemm::run(args),
         Some(Command::Speculate(args)) => speculate::run(args),
         Some(Command::Bench(args)) => bench::run(args),

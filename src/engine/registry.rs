@@ -109,14 +109,26 @@ impl Registry {
             .collect();
         let r = Registry { dir: dir.to_path_buf(), opts, slots: Mutex::new(slots) };
         if r.opts.preload {
-            for (from, to) in r.pairs() {
-                let m = r.get(&from, &to)?;
-                if let Some(p) = m.pack_file() {
-                    std::hint::black_box(p.touch());
-                }
-            }
+            r.preload()?;
         }
         Ok(r)
+    }
+
+    /// Loads every installed model and reads every page of it, so that no request waits for
+    /// a load or a page fault.
+    pub fn preload(&self) -> Result<(), RegistryError> {
+        for (from, to) in self.pairs() {
+            let m = self.get(&from, &to)?;
+            if let Some(p) = m.pack_file() {
+                std::hint::black_box(p.touch());
+            }
+        }
+        Ok(())
+    }
+
+    /// How many models are loaded now (mapped or in memory), idle ones included.
+    pub fn loaded(&self) -> usize {
+        self.lock().values().filter(|s| s.model.is_some()).count()
     }
 
     /// The installed pairs, sorted.

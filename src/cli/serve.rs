@@ -1,0 +1,175 @@
+//! `reseam serve`: the HTTP daemon, configured by flags or the environment (the seed's names).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use reseam::serve::{ServeOptions, log::Level};
+use reseam::translate::ArithmeticChoice;
+
+use super::translate::{Arith, PackArgs};
+
+/// Serves translation over HTTP: the reseam API, and the LibreTranslate, DeepL, DeepLX,
+/// MTranServer, Immersive Translate, Kiss Translator and mozilla/translation-service APIs.
+///
+/// Every request goes through one engine, so sentences of concurrent requests, of every
+/// language pair, share decoder steps. Pairs without a direct model go through English. Request
+/// texts are never logged. A web page at / translates from a browser.
+///
+/// Routes: GET /health, /ready, /metrics, /v1/languages, /languages, /v2/languages,
+/// /frontend/settings, /spec, /__heartbeat__, /__lbheartbeat__, /__version__, /; POST
+/// /v1/translate, /translate, /translate/batch, /detect, /v2/translate, /deeplx, /imme, /kiss.
+///
+/// Signals: SIGHUP rescans the models folder (new pairs served, changed models swapped in for
+/// new requests, removed pairs gone); SIGTERM and SIGINT stop accepting, finish the requests in
+/// flight (at most --drain-seconds) and exit 0. Under systemd (NOTIFY_SOCKET set), READY=1 is
+/// sent once the models are loaded, RELOADING=1 and STOPPING=1 as they happen.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:\n  \
+    reseam fetch es,de && reseam serve --port 8080\n  \
+    curl -d '{\"from\":\"es\",\"to\":\"en\",\"texts\":[\"Hola\"]}' localhost:8080/v1/translate\n  \
+    TRANSLATE_TOKEN_FILE=/run/secrets/token PRELOAD=1 reseam serve --models /var/lib/reseam/models\n\n\
+    Exit codes: 0 after a clean shutdown, 1 on a failure, 2 on a bad setting (a port in use,\n  \
+    a token file that cannot be read, no models folder).")]
+pub struct Args {
+    /// Folder of `<from>-<to>/` model folders (as `reseam fetch` writes them) [default: the
+    /// user data directory's reseam/models, e.g. ~/.local/share/reseam/models].
+    #[arg(long, env = "MODELS_DIR", value_name = "DIR")]
+    pub models: Option<PathBuf>,
+
+    /// Address to listen on (`::` for every IPv6 and IPv4 address).
+    #[arg(long, env = "HOST", default_value = "0.0.0.0")]
+    pub host: String,
+
+    /// Port to listen on (0: any free port, printed on stderr).
+    #[arg(long, env = "PORT", default_value_t = 8080)]
+    pub port: u16,
+
+    /// Compute threads (default: one per physical core).
+    #[arg(long, env = "THREADS", value_name = "N", default_value_t = 0, hide_default_value = true)]
+    pub threads: usize,
+
+    /// Most sentences of one model decoded together in one step.
+    #[arg(long, env = "MAX_BATCH", default_value_t = 64, value_parser = clap::value_parser!(u16).range(1..))]
+    pub max_batch: u16,
+
+    /// Most texts in one request (413 beyond).
+    #[arg(long, env = "MAX_TEXTS", default_value_t = 50)]
+    pub max_texts: usize,
+
+    /// Most bytes of text in one request (413 beyond).
+    #[arg(long, env = "MAX_CHARS", default_value_t = 20_000)]
+    pub max_chars: usize,
+
+    /// Requests translating at once; more wait in a queue of --max-queue.
+    #[arg(long, env = "HTTP_THREADS", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
+    pub http_threads: u32,
+
+    /// Requests waiting for one of the HTTP_THREADS slots; beyond, 503 with Retry-After.
+    #[arg(long, env = "MAX_QUEUE", default_value_t = 256)]
+    pub max_queue: usize,
+
+    /// Largest request body in bytes; larger ones get 413 before they are read [default:
+    /// 8 × MAX_CHARS + 64 KiB, room for JSON escapes].
+    #[arg(long, env = "MAX_BODY", value_name = "BYTES")]
+    pub max_body: Option<usize>,
+
+    /// Open connections at most; more are closed as they arrive.
+    #[arg(long, env = "MAX_CONNECTIONS", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections: u32,
+
+    /// Seconds a client has to send a request's headers, and then its body (408 after), and
+    /// that an idle keep-alive connection stays open.
+    #[arg(long, env = "READ_TIMEOUT", value_name = "SECS", default_value_t = 10,
+        value_parser = clap::value_parser!(u64).range(1..))]
+    pub read_timeout: u64,
+
+    /// Seconds to finish requests in flight after SIGTERM before exiting anyway (Kubernetes
+    /// kills after 30 by default).
+    #[arg(long, env = "DRAIN_SECONDS", value_name = "SECS", default_value_t = 25)]
+    pub drain_seconds: u64,
+
+    /// Pin compute thread i to core N + i (Linux).
+    #[arg(long, env = "PIN_FROM_CORE", value_name = "N")]
+    pub pin_from_core: Option<usize>,
+
+    /// Load and page in every model at startup; /ready answers 200 once done. Without it
+    /// models load on first use (and /ready is 200 at once).
+    #[arg(long, env = "PRELOAD", value_parser = clap::builder::BoolishValueParser::new())]
+    pub preload: bool,
+
+    /// Seconds after which an unused model's pages are given back to the kernel (it pages back
+    /// in on its next request); 0 keeps everything resident.
+    #[arg(long, env = "IDLE_SECONDS", value_name = "SECS", default_value_t = 300)]
+    pub idle_seconds: u64,
+
+    /// Token every request needs (except /health, /ready, the probes and the web page), sent
+    /// as `Authorization: Bearer`, raw `Authorization`, `DeepL-Auth-Key`, `X-API-Token`,
+    /// `api_key` in the body or `token` in the query. Better given by file (--token-file) or
+    /// systemd's credential `translate-token` than in the environment.
+    #[arg(long, env = "TRANSLATE_TOKEN", hide_env_values = true, value_name = "TOKEN")]
+    pub token: Option<String>,
+
+    /// File holding the token (its surrounding whitespace ignored).
+    #[arg(long, env = "TRANSLATE_TOKEN_FILE", value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+
+    /// Restrict output words to each model's lexical shortlist: faster, slightly different
+    /// output. Off by default, as in Firefox.
+    #[arg(long, env = "RESEAM_SHORTLIST", value_parser = clap::builder::BoolishValueParser::new())]
+    pub shortlist: bool,
+
+    /// Integer arithmetic of the int8 products (see `reseam translate --help`).
+    #[arg(long, env = "RESEAM_MT_ARITHMETIC", value_enum, default_value_t = Arith::Auto)]
+    pub arithmetic: Arith,
+
+    /// Least severe messages logged: one `info` line per request (route, status, duration,
+    /// text and byte counts; never the texts), `debug` for more.
+    #[arg(long, env = "LOG_LEVEL", value_enum, default_value_t = Level::Info, ignore_case = true)]
+    pub log_level: Level,
+
+    #[command(flatten)]
+    pub pack: PackArgs,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let models = args.models.unwrap_or_else(reseam::paths::default_models_dir);
+    if !models.is_dir() {
+        return Err(reseam::error::UsageError(format!(
+            "{}: no models folder here; `reseam fetch LANGS` installs models, --models (MODELS_DIR) names another folder",
+            models.display()
+        ))
+        .into());
+    }
+    let opts = ServeOptions {
+        models,
+        host: args.host,
+        port: args.port,
+        threads: args.threads,
+        max_batch: args.max_batch as usize,
+        max_texts: args.max_texts,
+        max_chars: args.max_chars,
+        http_threads: args.http_threads as usize,
+        max_queue: args.max_queue,
+        max_body: args.max_body.unwrap_or(8 * args.max_chars + 64 * 1024),
+        max_connections: args.max_connections as usize,
+        read_timeout: Duration::from_secs(args.read_timeout),
+        drain: Duration::from_secs(args.drain_seconds),
+        pin_from_core: args.pin_from_core,
+        preload: args.preload,
+        idle_seconds: args.idle_seconds,
+        token: args.token,
+        token_file: args.token_file,
+        credentials_dir: std::env::var_os("CREDENTIALS_DIRECTORY").map(PathBuf::from),
+        arithmetic: match args.arithmetic {
+            Arith::Auto => ArithmeticChoice::Auto,
+            Arith::Saturating => ArithmeticChoice::Saturating,
+            Arith::Exact => ArithmeticChoice::Exact,
+        },
+        shortlist: args.shortlist,
+        no_pack: args.pack.no_pack,
+        pack_dir: args.pack.pack_dir,
+        log_level: args.log_level,
+    };
+    reseam::serve::run(&opts, |_| {})?;
+    Ok(())
+}

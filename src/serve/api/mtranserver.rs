@@ -1,0 +1,29 @@
+//! MTranServer's native API (which LinguaSpark copies): `POST /translate` `{"from", "to",
+//! "text", "html"?}` → `{"result"}`, `POST /translate/batch` `{"texts"}` → `{"results"}`,
+//! `POST /detect` `{"text"}` → `{"language", "confidence"}`.
+
+use serde_json::json;
+
+use super::Reply;
+use super::mozilla::html;
+use crate::serve::core::{Core, Job};
+use crate::serve::error::ApiError;
+use crate::serve::params::Params;
+
+pub fn translate(core: &Core, p: &Params) -> Result<Reply, ApiError> {
+    super::mozilla::translate(core, p)
+}
+
+pub fn batch(core: &Core, p: &Params) -> Result<Reply, ApiError> {
+    let (texts, _) = p.texts("texts")?.ok_or_else(|| ApiError::missing("texts"))?;
+    let job = Job { from: p.str("from")?, to: p.required("to")?, texts, html: html(p)? };
+    let out = core.translate(&job)?;
+    Ok(Reply::json(json!({ "results": out.translations })).counted(&job.texts))
+}
+
+pub fn detect(core: &Core, p: &Params) -> Result<Reply, ApiError> {
+    let text = p.required("text")?;
+    core.check_limits(std::slice::from_ref(&text))?;
+    let d = core.detect(std::slice::from_ref(&text), false)?.remove(0);
+    Ok(Reply::json(json!({ "language": d.language, "confidence": d.confidence })))
+}

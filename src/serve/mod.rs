@@ -1,0 +1,267 @@
+//! `reseam serve`: the HTTP daemon. Every request of every dialect becomes one call of
+//! [`core::Core::translate`], whose sentences share decoder steps with every other request's on
+//! the one engine ([`crate::engine`]), over the models of one registry
+//! ([`crate::engine::registry`]: mapped packs, idle models' pages given back).
+//!
+//! Request flow: connection ([`http`]: limits, timeouts, token, CORS, log line) → route and
+//! dialect ([`api`]: the body's shape to a [`core::Job`]) → [`core::Core`] (languages
+//! normalised, `auto` identified, posts or HTML through the social-post pipeline) → the engine.
+//!
+//! Lifecycle: the port opens first (so `/health` answers at once); PRELOAD maps and pages in
+//! every model, then `/ready` turns 200 and systemd hears `READY=1`. SIGHUP reloads the models
+//! folder; SIGTERM or SIGINT stops accepting, finishes what is in flight (at most DRAIN_SECONDS)
+//! and exits 0.
+
+pub mod api;
+pub mod auth;
+pub mod core;
+pub mod error;
+pub mod http;
+pub mod lang;
+pub mod log;
+pub mod metrics;
+pub mod params;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpListener;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::Semaphore;
+
+use crate::engine::registry::{RegistryError, RegistryOptions};
+use crate::engine::{Engine, EngineError, EngineOptions};
+use crate::translate::{ArithmeticChoice, TranslateOptions};
+
+use self::core::{Core, Limits};
+use self::http::{HttpOptions, Shared};
+
+/// Every setting of the server (the seed's table, and the limits it leaves implicit).
+#[derive(Clone, Debug)]
+pub struct ServeOptions {
+    pub models: PathBuf,
+    pub host: String,
+    pub port: u16,
+    pub threads: usize,
+    pub max_batch: usize,
+    pub max_texts: usize,
+    pub max_chars: usize,
+    pub http_threads: usize,
+    pub max_queue: usize,
+    pub max_body: usize,
+    pub max_connections: usize,
+    pub read_timeout: Duration,
+    pub drain: Duration,
+    pub pin_from_core: Option<usize>,
+    pub preload: bool,
+    pub idle_seconds: u64,
+    /// The token itself (TRANSLATE_TOKEN), a file holding it, systemd's credentials folder.
+    pub token: Option<String>,
+    pub token_file: Option<PathBuf>,
+    pub credentials_dir: Option<PathBuf>,
+    pub arithmetic: ArithmeticChoice,
+    pub shortlist: bool,
+    pub no_pack: bool,
+    pub pack_dir: Option<PathBuf>,
+    pub log_level: log::Level,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("cannot listen on {addr}")]
+    Bind { addr: String, source: std::io::Error },
+    #[error("starting the server's runtime")]
+    Runtime(#[source] std::io::Error),
+    #[error(transparent)]
+    Token(#[from] auth::TokenError),
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    #[error("preloading the models failed")]
+    Preload(#[source] RegistryError),
+}
+
+impl ServeError {
+    pub fn is_usage(&self) -> bool {
+        match self {
+            // A port in use or a host that is not an address is the operator's to fix.
+            ServeError::Bind { .. } => true,
+            ServeError::Runtime(_) | ServeError::Preload(_) => false,
+            ServeError::Token(e) => e.is_usage(),
+            ServeError::Engine(e) => e.is_usage(),
+            ServeError::Registry(e) => e.is_usage(),
+        }
+    }
+}
+
+/// Runs the server until SIGTERM or SIGINT. `on_listening` is told the address once the port is
+/// open (the port chosen when `port` is 0).
+pub fn run(opts: &ServeOptions, on_listening: impl FnOnce(SocketAddr) + Send) -> Result<(), ServeError> {
+    log::set_level(opts.log_level);
+    let token = auth::configured(opts.token.as_deref(), opts.token_file.as_deref(), opts.credentials_dir.as_deref())?;
+    let arithmetic = opts.arithmetic.resolve();
+    let engine = Arc::new(Engine::new(&EngineOptions {
+        threads: opts.threads,
+        max_batch: opts.max_batch.max(1),
+        arithmetic,
+        debug: false,
+        pin_from_core: opts.pin_from_core,
+    })?);
+    let registry = RegistryOptions {
+        no_pack: opts.no_pack,
+        pack_dir: opts.pack_dir.clone(),
+        shortlist: opts.shortlist,
+        idle_seconds: opts.idle_seconds,
+        preload: opts.preload,
+    };
+    let mut base = TranslateOptions::new(opts.models.clone(), "", "");
+    base.shortlist = opts.shortlist;
+    base.max_batch = opts.max_batch.max(1);
+    base.no_pack = opts.no_pack;
+    base.pack_dir = opts.pack_dir.clone();
+    let limits = Limits { max_texts: opts.max_texts, max_chars: opts.max_chars };
+    let core = Arc::new(Core::new(opts.models.clone(), registry, engine, base, limits, token.is_some())?);
+    let http = HttpOptions {
+        http_threads: opts.http_threads.max(1),
+        max_queue: opts.max_queue,
+        max_body: opts.max_body,
+        read_timeout: opts.read_timeout,
+        max_connections: opts.max_connections.max(1),
+        keep_alive_requests: KEEP_ALIVE_REQUESTS,
+        token,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        // The network needs little: parsing and writing; translation runs on blocking threads.
+        .worker_threads(2)
+        .max_blocking_threads(opts.http_threads.max(1) + 8)
+        .thread_name("reseam-http")
+        .enable_all()
+        .build()
+        .map_err(ServeError::Runtime)?;
+    runtime.block_on(serve(core, http, opts, on_listening))
+}
+
+/// Requests on one connection before it is closed (clients reconnect), so that no client holds
+/// a connection for ever.
+const KEEP_ALIVE_REQUESTS: usize = 10_000;
+
+/// Largest request head (request line and headers) read: a larger one gets 431.
+const MAX_HEAD_BYTES: usize = 64 * 1024;
+
+async fn serve(
+    core: Arc<Core>,
+    http: HttpOptions,
+    opts: &ServeOptions,
+    on_listening: impl FnOnce(SocketAddr),
+) -> Result<(), ServeError> {
+    let addr_text = if opts.host.contains(':') && !opts.host.starts_with('[') {
+        format!("[{}]:{}", opts.host, opts.port)
+    } else {
+        format!("{}:{}", opts.host, opts.port)
+    };
+    let listener =
+        TcpListener::bind(&addr_text).await.map_err(|source| ServeError::Bind { addr: addr_text.clone(), source })?;
+    let addr = listener.local_addr().map_err(|source| ServeError::Bind { addr: addr_text.clone(), source })?;
+    let models = core.models();
+    log::info(&format!(
+        "listening on http://{addr}/ ({} pairs under {}, {} compute threads, kernels {}, {} arithmetic{})",
+        models.registry.pairs().len(),
+        core.dir.display(),
+        core.engine.threads(),
+        core.engine.kernels().kernel_for(core.engine.arithmetic()).name(),
+        core.engine.arithmetic().name(),
+        if http.token.is_some() { ", token required" } else { "" },
+    ));
+    drop(models);
+    on_listening(addr);
+
+    let mut term = signal(SignalKind::terminate()).map_err(ServeError::Runtime)?;
+    let mut interrupt = signal(SignalKind::interrupt()).map_err(ServeError::Runtime)?;
+    let mut hangup = signal(SignalKind::hangup()).map_err(ServeError::Runtime)?;
+
+    let (preloaded_tx, mut preloaded) = tokio::sync::mpsc::channel::<Result<(), RegistryError>>(1);
+    {
+        let core = core.clone();
+        tokio::task::spawn_blocking(move || {
+            let r = core.preload();
+            let _ = preloaded_tx.blocking_send(r);
+        });
+    }
+
+    let shared = Arc::new(Shared::new(core.clone(), http.clone()));
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let connections = Arc::new(Semaphore::new(http.max_connections));
+    let why = loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    let Ok(permit) = connections.clone().try_acquire_owned() else {
+                        log::warn(&format!("over {} open connections: closing a new one", http.max_connections));
+                        drop(stream);
+                        continue;
+                    };
+                    let _ = stream.set_nodelay(true);
+                    let shared = shared.clone();
+                    let served = Arc::new(AtomicUsize::new(0));
+                    let service = service_fn(move |req| http::handle(shared.clone(), served.clone(), req));
+                    let conn = http1::Builder::new()
+                        .timer(TokioTimer::new())
+                        .header_read_timeout(http.read_timeout)
+                        .max_buf_size(MAX_HEAD_BYTES)
+                        .keep_alive(true)
+                        .serve_connection(TokioIo::new(stream), service);
+                    let conn = graceful.watch(conn);
+                    tokio::spawn(async move {
+                        let _ = conn.await;
+                        drop(permit);
+                    });
+                }
+                Err(e) => {
+                    // Out of file descriptors, usually: wait for connections to close.
+                    log::warn(&format!("accepting a connection failed: {e}"));
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            },
+            Some(done) = preloaded.recv() => match done {
+                Ok(()) => {
+                    log::info(&format!("ready: {} models loaded", core.models().registry.loaded()));
+                    let _ = sd_notify::notify(&[sd_notify::NotifyState::Ready]);
+                }
+                Err(e) => return Err(ServeError::Preload(e)),
+            },
+            _ = hangup.recv() => {
+                let _ = sd_notify::notify(&[sd_notify::NotifyState::Reloading]);
+                let core = core.clone();
+                tokio::task::spawn_blocking(move || {
+                    match core.reload() {
+                        Ok(n) => log::info(&format!("reloaded the models folder: {n} pairs")),
+                        Err(e) => log::error(&format!("reloading the models folder failed, keeping the old models: {e}")),
+                    }
+                    let _ = sd_notify::notify(&[sd_notify::NotifyState::Ready]);
+                });
+            }
+            _ = term.recv() => break "SIGTERM",
+            _ = interrupt.recv() => break "SIGINT",
+        }
+    };
+    core.draining.store(true, Ordering::SeqCst);
+    let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
+    drop(listener);
+    log::info(&format!(
+        "{why}: no new connections; finishing {} requests in flight (at most {} s)",
+        core.metrics.in_flight.load(Ordering::SeqCst),
+        opts.drain.as_secs()
+    ));
+    if tokio::time::timeout(opts.drain, graceful.shutdown()).await.is_err() {
+        log::warn("connections still open after the drain time: closing them");
+    }
+    log::info("stopped");
+    Ok(())
+}
