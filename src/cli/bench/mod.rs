@@ -2,6 +2,7 @@
 
 mod llm;
 mod memory;
+mod serve;
 mod speculate;
 mod translate;
 
@@ -30,6 +31,10 @@ enum Mode {
     /// many concurrent clients (posts/s, latency under load), then one post at a time on the
     /// idle engine, with the process's memory.
     Translate(translate::Args),
+    /// A running server over HTTP (`reseam serve`, or any server of the seed's API): many
+    /// concurrent clients post a corpus to /v1/translate; requests/s, posts/s, latency, failures,
+    /// and the server's memory from its /metrics.
+    Serve(serve::Args),
 }
 
 #[derive(clap::Args, Debug)]
@@ -62,5 +67,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Mode::Llm(a) => llm::run(a, &mut out),
         Mode::Speculate(a) => speculate::run(a, &mut out),
         Mode::Translate(a) => translate::run(a, &mut out),
+        Mode::Serve(a) => serve::run(a, &mut out),
     }
 }
