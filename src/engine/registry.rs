@@ -35,7 +35,7 @@ impl Default for RegistryOptions {
 
 #[derive(Debug, thiserror::Error)]
 pub enum RegistryError {
-    #[error("{dir}: cannot read the models folder: {source}")]
+    #[error("{dir}: cannot read the models folder")]
     Folder { dir: PathBuf, source: std::io::Error },
     #[error("no {from}→{to} model under {dir}, directly or through English; installed: {installed}")]
     NoRoute { from: String, to: String, dir: PathBuf, installed: String },
@@ -46,7 +46,11 @@ pub enum RegistryError {
 impl RegistryError {
     /// Whether the caller asked for something that is not there (a 4xx, an exit 2).
     pub fn is_usage(&self) -> bool {
-        matches!(self, RegistryError::NoRoute { .. })
+        match self {
+            RegistryError::Folder { source, .. } => crate::paths::unreadable_by_name(source),
+            RegistryError::NoRoute { .. } => true,
+            RegistryError::Model(e) => e.is_usage(),
+        }
     }
 }
 

@@ -283,8 +283,38 @@ fn posts() -> Vec<Case> {
     ]
 }
 
+fn serve() -> Vec<Case> {
+    use engine::registry::RegistryError;
+    use serve::ServeError;
+    use serve::auth::TokenError;
+    let no_route =
+        || RegistryError::NoRoute { from: "de".into(), to: "en".into(), dir: p("models"), installed: "es-en".into() };
+    vec![
+        case(RegistryError::Folder { dir: p("models"), source: not_found() }, true),
+        case(RegistryError::Folder { dir: p("models"), source: io_err("EIO") }, false),
+        case(no_route(), true),
+        case(
+            RegistryError::Model(marian::ModelError::NotFound { from: "de".into(), to: "en".into(), dir: p("m") }),
+            true,
+        ),
+        case(TokenError::Read { path: p("token"), source: not_found() }, true),
+        case(TokenError::Empty(p("token")), true),
+        case(ServeError::Bind { addr: "0.0.0.0:80".into(), source: io_err("EADDRINUSE") }, true),
+        case(ServeError::Runtime(io_err("EMFILE")), false),
+        case(ServeError::Token(TokenError::Empty(p("token"))), true),
+        case(ServeError::Engine(engine::EngineError::Stopped), false),
+        case(ServeError::Registry(no_route()), true),
+        case(ServeError::Preload(RegistryError::Folder { dir: p("models"), source: io_err("EIO") }), false),
+        case(bench::serve::Error::Unreachable { url: "http://127.0.0.1:9".into(), detail: "refused".into() }, true),
+        case(bench::serve::Error::Zero, true),
+    ]
+}
+
 fn all() -> Vec<Case> {
-    [kernels(), llm(), speculate(), marian_and_translate(), fetch_bench_pack(), posts()].into_iter().flatten().collect()
+    [kernels(), llm(), speculate(), marian_and_translate(), fetch_bench_pack(), posts(), serve()]
+        .into_iter()
+        .flatten()
+        .collect()
 }
 
 #[test]
