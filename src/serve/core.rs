@@ -63,6 +63,9 @@ pub struct Models {
 impl Models {
     pub fn open(dir: &std::path::Path, opts: RegistryOptions) -> Result<Models, RegistryError> {
         let registry = Arc::new(Registry::open(dir, opts)?);
+        // IDLE_SECONDS: the timer holds the registry weakly, so it ends with it (after a reload,
+        // when the last request on the old models is done).
+        drop(registry.idle_timer());
         let mut languages: Vec<String> = registry.pairs().into_iter().flat_map(|(a, b)| [a, b]).collect();
         languages.sort();
         languages.dedup();
