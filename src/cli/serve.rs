@@ -102,7 +102,9 @@ pub struct Args {
     #[arg(long, env = "IDLE_SECONDS", value_name = "SECS", default_value_t = 300)]
     pub idle_seconds: u64,
 
-    /// Token every request needs (except /health, /ready, the probes and the web page), sent
+    /// Token every request needs (except /health, /ready, the probes, the web page and
+    /// LibreTranslate's /languages, /frontend/settings and /spec, which its clients read without a
+    /// key), sent
     /// as `Authorization: Bearer`, raw `Authorization`, `DeepL-Auth-Key`, `X-API-Token`,
     /// `api_key` in the body or `token` in the query. Better given by file (--token-file) or
     /// systemd's credential `translate-token` than in the environment.

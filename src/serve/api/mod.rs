@@ -176,9 +176,11 @@ impl Route {
         }
     }
 
-    /// Open without the token: probes, the web page (it asks for the token itself) and
+    /// Open without the token: probes, the web page (it asks for the token itself),
     /// LibreTranslate's two static descriptions, which clients read to learn whether a key is
-    /// needed before they have one.
+    /// needed before they have one, and its language list: LibreTranslate never checks a key
+    /// there, so Mastodon sends none (`GET /languages` with no `api_key`) and libretranslatepy
+    /// puts its key in a GET body; refusing them would switch Mastodon's translations off.
     pub fn public(self) -> bool {
         matches!(
             self,
@@ -190,6 +192,7 @@ impl Route {
                 | Route::Version
                 | Route::LtSettings
                 | Route::LtSpec
+                | Route::LtLanguages
         )
     }
 
@@ -223,7 +226,7 @@ impl Route {
     /// The status for a missing or wrong token: LibreTranslate and DeepL answer 403.
     pub fn auth_status(self) -> u16 {
         match self {
-            Route::CompatTranslate | Route::LtLanguages | Route::Detect | Route::DeepL | Route::DeepLLanguages => 403,
+            Route::CompatTranslate | Route::Detect | Route::DeepL | Route::DeepLLanguages => 403,
             _ => 401,
         }
     }
