@@ -215,6 +215,9 @@ async fn serve(
                         .timer(TokioTimer::new())
                         .header_read_timeout(http.read_timeout)
                         .max_buf_size(MAX_HEAD_BYTES)
+                        // The buffer's size alone caps only heads that arrive in pieces: one
+                        // that arrives whole in a read is parsed whatever its size.
+                        .max_header_size(MAX_HEAD_BYTES)
                         .keep_alive(true)
                         .serve_connection(TokioIo::new(stream), service);
                     let conn = graceful.watch(conn);
