@@ -145,7 +145,11 @@ pub fn run(opts: &ServeOptions, on_listening: impl FnOnce(SocketAddr) + Send) ->
         .enable_all()
         .build()
         .map_err(ServeError::Runtime)?;
-    runtime.block_on(serve(core, http, opts, on_listening))
+    let served = runtime.block_on(serve(core, http, opts, on_listening));
+    // Dropping the runtime would wait for its blocking threads, so a translation still running
+    // after DRAIN_SECONDS would hold the exit past that bound; it is abandoned instead.
+    runtime.shutdown_background();
+    served
 }
 
 /// Requests on one connection before it is closed (clients reconnect), so that no client holds
