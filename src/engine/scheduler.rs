@@ -190,8 +190,10 @@ impl Scheduler {
         }
     }
 
+    /// Work to do: live or waiting chunks, and chunks queued since the last round (a pivoted
+    /// sentence's second stage, queued when its first ends; it may be the only work left).
     fn busy(&self) -> bool {
-        self.lanes.iter().any(|l| l.live > 0 || !l.pending.is_empty())
+        !self.queue.is_empty() || self.lanes.iter().any(|l| l.live > 0 || !l.pending.is_empty())
     }
 
     /// Runs until every handle to the engine is gone and the work in flight is done.

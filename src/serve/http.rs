@@ -172,17 +172,18 @@ async fn respond(shared: &Shared, route: Route, req: Request<Incoming>) -> Resul
     {
         let offered = Offered { authorization: authorization.as_deref(), x_api_token: x_api_token.as_deref() };
         let style = route.style(parsed.as_ref().ok());
+        let status = route.auth_status(parsed.as_ref().ok());
         match auth::check(token, &offered, parsed.as_ref().ok()) {
             Some(true) => {}
             found => {
-                let message = match (route.auth_status(), found) {
+                let message = match (status, found) {
                     // LibreTranslate's wording, which its clients look for.
                     (403, Some(_)) => "Invalid API key".to_string(),
                     (403, None) => "Please contact the server operator to get an API key".to_string(),
                     (_, Some(_)) => "Unauthorized: the token is wrong".to_string(),
                     (_, None) => "Unauthorized: this server needs a token (Authorization: Bearer <token>)".to_string(),
                 };
-                return Err((ApiError::new(route.auth_status(), message), style));
+                return Err((ApiError::new(status, message), style));
             }
         }
     }

@@ -145,7 +145,11 @@ pub fn run(opts: &ServeOptions, on_listening: impl FnOnce(SocketAddr) + Send) ->
         .enable_all()
         .build()
         .map_err(ServeError::Runtime)?;
-    runtime.block_on(serve(core, http, opts, on_listening))
+    let served = runtime.block_on(serve(core, http, opts, on_listening));
+    // Dropping the runtime would wait for its blocking threads, so a translation still running
+    // after DRAIN_SECONDS would hold the exit past that bound; it is abandoned instead.
+    runtime.shutdown_background();
+    served
 }
 
 /// Requests on one connection before it is closed (clients reconnect), so that no client holds
@@ -215,6 +219,9 @@ async fn serve(
                         .timer(TokioTimer::new())
                         .header_read_timeout(http.read_timeout)
                         .max_buf_size(MAX_HEAD_BYTES)
+                        // The buffer's size alone caps only heads that arrive in pieces: one
+                        // that arrives whole in a read is parsed whatever its size.
+                        .max_header_size(MAX_HEAD_BYTES)
                         .keep_alive(true)
                         .serve_connection(TokioIo::new(stream), service);
                     let conn = graceful.watch(conn);

@@ -223,9 +223,13 @@ impl Route {
         }
     }
 
-    /// The status for a missing or wrong token: LibreTranslate and DeepL answer 403.
-    pub fn auth_status(self) -> u16 {
+    /// The status for a missing or wrong token: LibreTranslate and DeepL answer 403. The
+    /// `POST /translate` and `/detect` that LibreTranslate shares with DeepLX and MTranServer
+    /// answer their bodies (`text` without `q`) with those servers' 401.
+    pub fn auth_status(self, params: Option<&Params>) -> u16 {
+        let theirs = params.is_some_and(|p| !p.has("q") && p.has("text"));
         match self {
+            Route::CompatTranslate | Route::Detect if theirs => 401,
             Route::CompatTranslate | Route::Detect | Route::DeepL | Route::DeepLLanguages => 403,
             _ => 401,
         }
