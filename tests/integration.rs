@@ -20,6 +20,9 @@ mod pack;
 mod posts;
 /// The shared engine under load: batch invariance across clients and models, no waiting.
 mod scheduler;
+/// `reseam serve` on a loopback port: every route, status, limit and token form; logs, malformed
+/// and slow clients, signals.
+mod serve;
 /// The fixture's social posts through `reseam translate`, line by line.
 mod social;
 /// `reseam speculate --draft`: report files, table, environment, usage errors.
