@@ -22,6 +22,9 @@ mod posts;
 mod scheduler;
 /// `reseam serve` under 64 concurrent clients: 10,000 requests, each equal to `translate`.
 mod serve_load;
+/// `reseam serve` on a loopback port: every route, status, limit and token form; logs, malformed
+/// and slow clients, signals.
+mod serve;
 /// The fixture's social posts through `reseam translate`, line by line.
 mod social;
 /// `reseam speculate --draft`: report files, table, environment, usage errors.
