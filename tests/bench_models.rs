@@ -97,10 +97,12 @@ fn bench_models_json_on_three_tiny_synthetic_models_gives_sane_figures() {
     assert!(packs > 0.9 * pack_mb && packs <= pack_mb + 1.0 && packs <= mapped, "{v}");
     assert!(num(&v, "idle_packs_mb") < 0.1 * pack_mb, "{v}");
     assert!(num(&v, "idle_rss_mb") < rss - 0.8 * pack_mb, "{v}");
-    for key in ["wake_ms", "wake_p50_ms", "busy_ms", "check_s", "vocab_s"] {
+    for key in ["wake_ms", "wake_p50_ms", "busy_ms", "page_in_ms", "check_s", "vocab_s"] {
         assert!(num(&v, key) > 0.0, "{key}: {v}");
     }
     assert!(num(&v, "wake_ms") >= num(&v, "wake_p50_ms"), "{v}");
+    assert_eq!(v["wake_ms_by_arch"]["tiny"], v["wake_ms"], "{v}");
+    assert_eq!(v["busy_ms_by_arch"]["tiny"], v["busy_ms"], "{v}");
     match v["cold_cache"].as_str() {
         Some("fadvise" | "drop_caches") => assert!(num(&v, "load_cold_s") > 0.0, "{v}"),
         None => assert!(v["load_cold_s"].is_null(), "{v}"),

@@ -356,8 +356,15 @@ pub struct Warm {
     /// The slowest first translation of an idle model (warm page cache), and the median.
     pub wake_ms: f64,
     pub wake_p50_ms: f64,
-    /// The same sentence on a model in use (its pages resident): the translation alone.
+    /// The slowest wake per architecture.
+    pub wake_ms_by_arch: BTreeMap<String, f64>,
+    /// The same sentence again on a model just used (its pages resident, the CPU's caches
+    /// warm): the translation alone, the slowest architecture's, and per architecture.
     pub busy_ms: f64,
+    pub busy_ms_by_arch: BTreeMap<String, f64>,
+    /// The slowest time to fault every page of one idle model's pack back in (from the page
+    /// cache): what waking costs beyond the translation.
+    pub page_in_ms: f64,
     /// Seconds, summed over the models on one thread, of the two parts of a load: checking the
     /// pack (mapping it, every blob's CRC-32, the sources' sizes and times) and building the
     /// vocabularies (SentencePiece).
@@ -384,11 +391,13 @@ pub fn warm(o: &Options) -> Result<Warm, Error> {
     paths.extend(f.vocabs);
     warm_cache(&paths)?;
     let Loaded { registry: r, pairs, seconds: load_s } = load_all(o)?;
+    let mut arch_of = BTreeMap::new();
     let mut architectures = BTreeMap::new();
     for (from, to) in &pairs {
-        for m in r.route(from, to)? {
-            *architectures.entry(arch_name(&m.marian.config)).or_insert(0) += 1;
-        }
+        let m = &r.route(from, to)?[0];
+        let name = arch_name(&m.marian.config);
+        *architectures.entry(name.clone()).or_insert(0) += 1;
+        arch_of.insert((from.clone(), to.clone()), name);
     }
     let arith = o.arithmetic.resolve();
     let engine = Arc::new(
@@ -404,18 +413,39 @@ pub fn warm(o: &Options) -> Result<Warm, Error> {
     for (from, to) in &pairs {
         translate_once(&r, &engine, o, from, to)?;
     }
-    let (a, b) = &pairs[0];
-    let busy_ms = translate_once(&r, &engine, o, a, b)?;
+    let mut busy_ms_by_arch = BTreeMap::new();
+    for ((from, to), name) in &arch_of {
+        if !busy_ms_by_arch.contains_key(name) {
+            // Twice: the first brings the model back into the CPU's caches.
+            translate_once(&r, &engine, o, from, to)?;
+            busy_ms_by_arch.insert(name.clone(), translate_once(&r, &engine, o, from, to)?);
+        }
+    }
     let used = snapshot();
     r.release_older_than(Duration::ZERO);
     std::thread::sleep(ENGINE_IDLE);
     let idle = snapshot();
     let mut wake = Vec::with_capacity(pairs.len());
+    let mut wake_ms_by_arch = BTreeMap::new();
     for (from, to) in &pairs {
-        wake.push(translate_once(&r, &engine, o, from, to)?);
+        let ms = translate_once(&r, &engine, o, from, to)?;
+        let slowest = wake_ms_by_arch.entry(arch_of[&(from.clone(), to.clone())].clone()).or_insert(0.0);
+        *slowest = ms.max(*slowest);
+        wake.push(ms);
     }
     let wake_ms = wake.iter().copied().fold(0.0, f64::max);
     wake.sort_by(f64::total_cmp);
+    r.release_older_than(Duration::ZERO);
+    let mut page_in_ms = 0f64;
+    for (from, to) in &pairs {
+        for m in r.route(from, to)? {
+            if let Some(p) = m.pack_file() {
+                let t = Instant::now();
+                std::hint::black_box(p.touch());
+                page_in_ms = page_in_ms.max(t.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+    }
     // Last, as its temporaries would count in the figures above: what a load is made of, one
     // model after the other on one thread.
     let (mut check_s, mut vocab_s) = (0.0, 0.0);
@@ -438,7 +468,10 @@ pub fn warm(o: &Options) -> Result<Warm, Error> {
         idle,
         wake_ms,
         wake_p50_ms: wake[wake.len() / 2],
-        busy_ms,
+        wake_ms_by_arch,
+        busy_ms: busy_ms_by_arch.values().copied().fold(0.0, f64::max),
+        busy_ms_by_arch,
+        page_in_ms,
         check_s,
         vocab_s,
         threads: engine.threads(),
@@ -469,7 +502,10 @@ pub struct Report {
     pub idle_packs_mb: f64,
     pub wake_ms: f64,
     pub wake_p50_ms: f64,
+    pub wake_ms_by_arch: BTreeMap<String, f64>,
     pub busy_ms: f64,
+    pub busy_ms_by_arch: BTreeMap<String, f64>,
+    pub page_in_ms: f64,
     pub check_s: f64,
     pub vocab_s: f64,
     pub threads: usize,
@@ -500,7 +536,10 @@ impl Report {
             idle_packs_mb: w.idle.packs_mb,
             wake_ms: w.wake_ms,
             wake_p50_ms: w.wake_p50_ms,
+            wake_ms_by_arch: w.wake_ms_by_arch.clone(),
             busy_ms: w.busy_ms,
+            busy_ms_by_arch: w.busy_ms_by_arch.clone(),
+            page_in_ms: w.page_in_ms,
             check_s: w.check_s,
             vocab_s: w.vocab_s,
             threads: w.threads,

@@ -174,11 +174,18 @@ pub fn run(a: Args, out: &mut dyn Write) -> anyhow::Result<()> {
         "idle    RSS {:.0} MB: mapped {:.0} MB (packs {:.0}), anonymous {:.0} MB",
         r.idle_rss_mb, r.idle_mapped_mb, r.idle_packs_mb, r.idle_anon_mb
     )?;
+    let by_arch = |m: &std::collections::BTreeMap<String, f64>| {
+        m.iter().map(|(k, v)| format!("{k} {v:.1}")).collect::<Vec<_>>().join(", ")
+    };
     writeln!(
         out,
-        "wake    slowest {:.1} ms, median {:.1} ms (the same sentence on a model in use: {:.1} ms)",
-        r.wake_ms, r.wake_p50_ms, r.busy_ms
+        "wake    slowest {:.1} ms ({}), median {:.1} ms; paging a whole pack back in: at most {:.1} ms",
+        r.wake_ms,
+        by_arch(&r.wake_ms_by_arch),
+        r.wake_p50_ms,
+        r.page_in_ms
     )?;
+    writeln!(out, "        the same sentence on a model just used: {} ms", by_arch(&r.busy_ms_by_arch))?;
     if let Some(note) = super::build_note() {
         eprintln!("{note}");
     }
