@@ -48,6 +48,7 @@ pub fn usage_of(e: &(dyn Error + 'static)) -> Option<bool> {
         UsageError,
         bench::gemm::Error,
         bench::translate::Error,
+        bench::models::Error,
         bench::serve::Error,
         detect::DetectError,
         html::HtmlError<translate::TranslateError>,

@@ -3,6 +3,8 @@
 /// Firefox's base-memory and base architectures against Bergamot, and a pivot through both.
 mod architectures;
 mod bench_gemm;
+/// Synthetic models at Firefox's sizes, and `reseam bench models` on them.
+mod bench_models;
 mod cli;
 mod common;
 /// Language identification: accuracy per language, time per text, `reseam detect`.

@@ -174,6 +174,11 @@ fn a_read_only_model_folder_packs_into_the_cache_and_read_only_everything_still_
 
 /// `Shared_Clean` kB of the `model.reseam` mappings of a process.
 fn shared_clean_kb(pid: u32) -> u64 {
+    pack_kb(pid, "Shared_Clean:")
+}
+
+/// One field (`Rss:`, `Shared_Clean:`) of the `model.reseam` mappings of a process, in kB.
+fn pack_kb(pid: u32, field: &str) -> u64 {
     let smaps = std::fs::read_to_string(format!("/proc/{pid}/smaps")).unwrap_or_default();
     let mut total = 0;
     let mut in_pack = false;
@@ -185,7 +190,7 @@ fn shared_clean_kb(pid: u32) -> u64 {
         {
             in_pack = line.ends_with("model.reseam");
         }
-        if in_pack && let Some(v) = line.strip_prefix("Shared_Clean:") {
+        if in_pack && let Some(v) = line.strip_prefix(field) {
             total += v.trim().trim_end_matches(" kB").trim().parse::<u64>().unwrap_or(0);
         }
     }
@@ -224,4 +229,70 @@ fn two_processes_share_the_pages_and_a_pack_replaced_in_use_breaks_nothing() {
         let (got, _) = ok(&out);
         assert_eq!(got, want, "a process on the replaced pack translates as before");
     }
+}
+
+/// Writes `bytes` to `path` as an installer does: a new file renamed over the old name.
+fn replace(path: &Path, bytes: &[u8]) {
+    let tmp = path.with_extension("new");
+    std::fs::write(&tmp, bytes).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
+}
+
+#[test]
+fn a_model_replaced_and_repacked_while_a_process_translates_with_it_breaks_nothing() {
+    use reseam::marian::synthetic::{ARCHS, files};
+    let t = TestDir::new();
+    let m = t.path().join("models");
+    let tiny = &ARCHS[0];
+    crate::bench_models::write_model(&m, "es", "en", tiny, 1);
+    let src = crate::engine::lines("heldout.es");
+    let (first, second) = (src[..30].join("\n") + "\n", src[30..60].join("\n") + "\n");
+    let all = first.clone() + &second;
+    let old = {
+        let mut c = cmd(&t);
+        c.env("RESEAM_NO_PACK", "1").args(["translate", "--offline", "--models"]).arg(&m).args(["es", "en"]);
+        ok(&t.run(c, all.as_bytes())).0
+    };
+    ok(&pack(&t, &m, &[]));
+    let size_kb = std::fs::metadata(m.join("es-en/model.reseam")).unwrap().len() / 1024;
+    let mut c = cmd(&t);
+    c.args(["translate", "--offline", "--models"]).arg(&m).args(["es", "en"]);
+    let mut a = c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut input = a.stdin.take().unwrap();
+    input.write_all(first.as_bytes()).unwrap();
+    input.flush().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    // Resident: its checksums were read when it was mapped.
+    while pack_kb(a.id(), "Rss:") < size_kb * 9 / 10 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(pack_kb(a.id(), "Rss:") >= size_kb * 9 / 10, "the translating process maps the pack");
+    // New source files (another model under the same names), then a new pack, while the
+    // process is translating the first lines.
+    for (name, bytes) in files("es", "en", tiny, 2).unwrap() {
+        replace(&m.join("es-en").join(name), &bytes);
+    }
+    let (_, err) = ok(&pack(&t, &m, &[]));
+    assert!(err.contains("stale") && err.contains("packed into"), "{err}");
+    input.write_all(second.as_bytes()).unwrap();
+    drop(input);
+    let (got, _) = ok(&a.wait_with_output().unwrap());
+    assert_eq!(got.lines().count(), 60);
+    assert_eq!(got, old, "the process on the replaced pack translates every line with the model it loaded");
+    // A new process uses the new model, as its files alone translate.
+    let new = {
+        let mut c = cmd(&t);
+        c.env("RESEAM_NO_PACK", "1").args(["translate", "--offline", "--models"]).arg(&m).args(["es", "en"]);
+        ok(&t.run(c, all.as_bytes())).0
+    };
+    assert_ne!(new, old, "the new model translates differently");
+    let (now, err) = ok(&translate_all(&t, &m, all.as_bytes()));
+    assert!(!err.contains("packed into"), "the new pack is used as it is: {err}");
+    assert_eq!(now, new);
+}
+
+fn translate_all(t: &TestDir, models: &Path, input: &[u8]) -> Output {
+    let mut c = cmd(t);
+    c.args(["translate", "--offline", "--models"]).arg(models).args(["es", "en"]);
+    t.run(c, input)
 }

@@ -2,12 +2,14 @@
 //! `memory` (read bandwidth), `llm` (LLM decode and prefill against those two), `speculate`
 //! (the speculative-decoding cost model at a real shape), `translate` (the translation
 //! service: posts/s and latency of the shared engine under concurrent clients), `serve` (a running
-//! server over HTTP, as its clients load it). The command line's side is
+//! server over HTTP, as its clients load it), `models` (every model of a folder through the
+//! registry: load time, memory in use and idle, waking an idle model). The command line's side is
 //! `cli/bench/`, one file per mode. `benches/` holds cargo's divan benches of the kernels.
 
 pub mod gemm;
 pub mod llm;
 pub mod memory;
+pub mod models;
 pub mod serve;
 pub mod speculate;
 pub mod translate;

@@ -121,6 +121,7 @@ impl Registry {
     /// Loads every installed model and reads every page of it, so that no request waits for
     /// a load or a page fault.
     pub fn preload(&self) -> Result<(), RegistryError> {
+        self.load_all()?;
         for (from, to) in self.pairs() {
             let m = self.get(&from, &to)?;
             if let Some(p) = m.pack_file() {
@@ -128,6 +129,14 @@ impl Registry {
             }
         }
         Ok(())
+    }
+
+    /// Loads every installed model that is not loaded yet, several at a time (a load is mostly
+    /// SentencePiece building its vocabularies, one core each); returns how many are loaded.
+    pub fn load_all(&self) -> Result<usize, RegistryError> {
+        use rayon::prelude::*;
+        self.pairs().par_iter().try_for_each(|(from, to)| self.get(from, to).map(drop))?;
+        Ok(self.loaded())
     }
 
     /// How many models are loaded now (mapped or in memory), idle ones included.

@@ -244,6 +244,27 @@ fn fetch_bench_pack() -> Vec<Case> {
             false,
         ),
         case(bench::translate::Error::Translate(translate::TranslateError::InvalidUtf8 { line: 1 }), true),
+        case(bench::models::Error::NoModels { dir: p("models") }, true),
+        case(bench::models::Error::TooMany { count: 99, max: 80 }, true),
+        case(bench::models::Error::Write { path: p("es-en/vocab.esen.spm"), source: io_err("ENOSPC") }, false),
+        case(bench::models::Error::Read { path: p("es-en/model.reseam"), source: io_err("EIO") }, false),
+        case(bench::models::Error::Read { path: p("es-en/model.reseam"), source: not_found() }, true),
+        case(bench::models::Error::Pack { dir: p("es-en"), why: "no place could take it".into() }, false),
+        case(
+            bench::models::Error::Translate {
+                pair: "es-en".into(),
+                source: Box::new(translate::TranslateError::Output(io_err("EPIPE-ish"))),
+            },
+            false,
+        ),
+        case(bench::models::Error::Vocab(vocab::VocabError::Parse { path: p("v.spm"), reason: "cut".into() }), false),
+        case(
+            bench::models::Error::Registry(engine::registry::RegistryError::Folder {
+                dir: p("models"),
+                source: not_found(),
+            }),
+            true,
+        ),
         case(pack::Error::Io { path: p("w.reseam"), source: io_err("ENOSPC") }, false),
         case(pack::Error::Format { path: p("w.reseam"), why: "bad magic".into() }, false),
         case(pack::Error::Missing { path: p("w.reseam"), name: "w".into() }, false),

@@ -11,6 +11,7 @@ pub mod npz;
 pub mod packed;
 pub mod search;
 pub mod shortlist;
+pub mod synthetic;
 pub mod transformer;
 pub mod yml;
 

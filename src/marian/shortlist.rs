@@ -40,6 +40,30 @@ pub fn checksum(words: impl Iterator<Item = u64>) -> u64 {
     seed
 }
 
+/// A shortlist file in Marian's layout: `lists[s]` are source id `s`'s candidate target ids
+/// (each sorted, as `marian-conv` writes them), `first_num` and `best_num` as in the header.
+pub fn write(first_num: u64, best_num: u64, lists: &[Vec<u32>]) -> Vec<u8> {
+    let mut offsets = Vec::with_capacity(lists.len() + 1);
+    offsets.push(0u64);
+    let mut n = 0u64;
+    for l in lists {
+        n += l.len() as u64;
+        offsets.push(n);
+    }
+    let mut body = Vec::with_capacity(32 + 8 * offsets.len() + 4 * n as usize);
+    for v in [first_num, best_num, offsets.len() as u64, n] {
+        body.extend_from_slice(&v.to_le_bytes());
+    }
+    offsets.iter().for_each(|o| body.extend_from_slice(&o.to_le_bytes()));
+    lists.iter().flatten().for_each(|t| body.extend_from_slice(&t.to_le_bytes()));
+    let words = body.len() / 8;
+    let sum = checksum((0..words).map(|i| u64_at(&body, 8 * i)));
+    let mut out = MAGIC.to_le_bytes().to_vec();
+    out.extend_from_slice(&sum.to_le_bytes());
+    out.extend_from_slice(&body);
+    out
+}
+
 impl Shortlist {
     /// Reads and verifies a shortlist for a model with the given vocabulary sizes.
     pub fn parse(b: &[u8], src_vocab: usize, trg_vocab: usize) -> Result<Shortlist, FormatError> {
@@ -178,24 +202,7 @@ pub(crate) mod tests {
 
     /// A valid shortlist file for `lists[src]` (for tests of readers and of the generator).
     pub(crate) fn build(first: u64, lists: &[Vec<u32>]) -> Vec<u8> {
-        let mut offsets = vec![0u64];
-        let mut flat = Vec::new();
-        for l in lists {
-            flat.extend_from_slice(l);
-            offsets.push(flat.len() as u64);
-        }
-        let mut body = Vec::new();
-        for v in [first, 50, offsets.len() as u64, flat.len() as u64] {
-            body.extend_from_slice(&v.to_le_bytes());
-        }
-        offsets.iter().for_each(|o| body.extend_from_slice(&o.to_le_bytes()));
-        flat.iter().for_each(|t| body.extend_from_slice(&t.to_le_bytes()));
-        let words = body.len() / 8;
-        let sum = checksum((0..words).map(|i| u64_at(&body, 8 * i)));
-        let mut out = MAGIC.to_le_bytes().to_vec();
-        out.extend_from_slice(&sum.to_le_bytes());
-        out.extend_from_slice(&body);
-        out
+        write(first, 50, lists)
     }
 
     #[test]

@@ -3,6 +3,8 @@
 //! Firefox models use `bos_id = -1`, `eos_id = 0` (`</s>`), `unk_id = 1`. Marian appends `</s>` to
 //! every source sentence and never emits a BOS, so the same here.
 
+pub mod synthetic;
+
 use std::path::{Path, PathBuf};
 
 use sentencepiece::SentencePieceProcessor;

@@ -2,6 +2,7 @@
 
 mod llm;
 mod memory;
+mod models;
 mod serve;
 mod speculate;
 mod translate;
@@ -35,6 +36,10 @@ enum Mode {
     /// concurrent clients post a corpus to /v1/translate; requests/s, posts/s, latency, failures,
     /// and the server's memory from its /metrics.
     Serve(serve::Args),
+    /// Every model of a folder (or synthetic ones at Firefox's sizes) through the registry:
+    /// load time with a warm and a cold page cache, memory with every model used once and with
+    /// every model idle, and the first translation of an idle model.
+    Models(models::Args),
 }
 
 #[derive(clap::Args, Debug)]
@@ -68,5 +73,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Mode::Speculate(a) => speculate::run(a, &mut out),
         Mode::Translate(a) => translate::run(a, &mut out),
         Mode::Serve(a) => serve::run(a, &mut out),
+        Mode::Models(a) => models::run(a, &mut out),
     }
 }

@@ -41,3 +41,16 @@ fn routes_load_once_pivot_through_english_and_go_idle() {
     let woke = r.route("es", "en").unwrap();
     assert!(Arc::ptr_eq(&woke[0], &direct[0]));
 }
+
+#[test]
+fn load_all_loads_every_installed_model_once() {
+    let dir = models();
+    let packs = tempfile::tempdir().unwrap();
+    let opts = RegistryOptions { pack_dir: Some(packs.path().into()), ..Default::default() };
+    let r = Registry::open(dir.path(), opts).unwrap();
+    assert_eq!(r.loaded(), 0);
+    assert_eq!(r.load_all().unwrap(), 2);
+    let first = r.route("es", "en").unwrap();
+    assert_eq!(r.load_all().unwrap(), 2);
+    assert!(Arc::ptr_eq(&first[0], &r.route("es", "en").unwrap()[0]), "not loaded again");
+}

@@ -1,6 +1,9 @@
 //! Sinusoidal position signals, as Marian's `inits::sinusoidalPositionEmbeddings` computes them
 //! (float libm calls, sines in the first half of the vector, cosines in the second).
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+
 /// Writes the signal of position `pos` into `out` (`out.len()` = model dimension).
 pub fn sinusoid(pos: usize, out: &mut [f32]) {
     let dim = out.len();
@@ -14,18 +17,29 @@ pub fn sinusoid(pos: usize, out: &mut [f32]) {
     }
 }
 
-/// Precomputed signals for the positions a sentence can reach.
+/// Precomputed signals for the positions a sentence can reach. Every model of one dimension
+/// shares one table (a server with 20 models would otherwise hold 20 copies of up to 1 MB).
 pub struct PositionTable {
     dim: usize,
-    table: Vec<f32>,
+    table: Arc<Vec<f32>>,
 }
+
+type Tables = Mutex<HashMap<(usize, usize), Weak<Vec<f32>>>>;
 
 impl PositionTable {
     pub fn new(dim: usize, positions: usize) -> PositionTable {
+        static TABLES: OnceLock<Tables> = OnceLock::new();
+        let mut tables = TABLES.get_or_init(Tables::default).lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(table) = tables.get(&(dim, positions)).and_then(Weak::upgrade) {
+            return PositionTable { dim, table };
+        }
         let mut table = vec![0f32; dim * positions];
         for (p, row) in table.chunks_exact_mut(dim).enumerate() {
             sinusoid(p, row);
         }
+        let table = Arc::new(table);
+        tables.retain(|_, t| t.strong_count() > 0);
+        tables.insert((dim, positions), Arc::downgrade(&table));
         PositionTable { dim, table }
     }
 
@@ -60,5 +74,17 @@ mod tests {
         t.add_to(9, &mut a);
         sinusoid(9, &mut b);
         assert_eq!(a, b);
+    }
+
+    #[test]
+    fn tables_of_one_size_are_shared() {
+        let (a, b, c) = (PositionTable::new(16, 32), PositionTable::new(16, 32), PositionTable::new(24, 32));
+        assert!(Arc::ptr_eq(&a.table, &b.table));
+        assert!(!Arc::ptr_eq(&a.table, &c.table));
+        // A table made apart holds the same values.
+        let (mut x, mut y) = (vec![0f32; 16], vec![0f32; 16]);
+        a.add_to(5, &mut x);
+        PositionTable::new(16, 33).add_to(5, &mut y);
+        assert_eq!(x, y);
     }
 }
