@@ -564,9 +564,9 @@ fn amx_probe_unit(reseam_unit: &str, name: &str, extra: &str) -> String {
 
 /// The unit itself, unchanged, under a real systemd: `systemd-nspawn` boots this machine's own
 /// /usr on an empty root (nothing it writes outlives it), with the unit, the example environment
-/// file, a token and a stand-in models source put in place, and a drop-in that only points the
-/// fetch at that source, the port at a free one and pins the threads (sched_setaffinity). Needs
-/// root, systemd-container, curl and python3; .ci/run runs it (`-- --ignored`).
+/// file and a token put in place, and a drop-in that only points the fetch at a stand-in models
+/// server, the port at a free one and pins the threads (sched_setaffinity). Needs root,
+/// systemd-container, curl and python3; .ci/run runs it (`-- --ignored`).
 #[test]
 #[ignore = "boots a throwaway systemd (root, systemd-nspawn): run by .ci/run"]
 fn systemd_unit_boots_under_a_throwaway_systemd() {
@@ -581,7 +581,9 @@ fn systemd_unit_boots_under_a_throwaway_systemd() {
     let t = TestDir::new();
     let dir = t.path();
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let source = mirror(&t, false);
+    // Over HTTP on the loopback (the container shares this machine's network), so that the
+    // fetch before start runs its sockets inside the unit's sandbox too.
+    let server = crate::fetch::server::Server::start(pair_records("es", "en", "3.0", ""));
     let result = dir.join("result");
     let upper = dir.join("usr-upper/bin");
     let tokens = dir.join("etc-reseam");
@@ -595,8 +597,9 @@ fn systemd_unit_boots_under_a_throwaway_systemd() {
     std::fs::write(
         dropin.join("test.conf"),
         format!(
-            "[Service]\nEnvironment=LANGUAGES=es RESEAM_MODELS_SOURCE=/srv/mirror HOST=127.0.0.1 PORT={port} \
-             THREADS=2 PIN_FROM_CORE=0\n"
+            "[Service]\nEnvironment=LANGUAGES=es RESEAM_MODELS_SOURCE={} HOST=127.0.0.1 PORT={port} \
+             THREADS=2 PIN_FROM_CORE=0\n",
+            server.url
         ),
     )
     .unwrap();
@@ -627,7 +630,6 @@ fn systemd_unit_boots_under_a_throwaway_systemd() {
         .arg(bind(&dropin, &format!("{units}/reseam.service.d")))
         .arg(bind(&repo().join("packaging/systemd/reseam.env"), "/etc/default/reseam"))
         .arg(bind(&tokens, "/etc/reseam"))
-        .arg(bind(&source, "/srv/mirror"))
         .arg(bind(&dir.join("check.sh"), "/srv/check.sh"))
         .arg(bind(&dir.join("check.service"), &format!("{units}/check.service")))
         .arg(bind(&dir.join("amx.py"), "/srv/amx.py"))
