@@ -1,7 +1,7 @@
 //! `reseam fetch` against a Remote Settings look-alike on a loopback port, and against mirror
 //! folders. After every run the models folder must hold only complete, verified files.
 
-mod server;
+pub mod server;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -18,6 +18,8 @@ mod layout;
 mod llm;
 /// `reseam pack` and packs under `translate`: bad packs, races, read-only folders, shared pages.
 mod pack;
+/// What packagers ship: the bash completion, the container's entrypoint and Dockerfile, the systemd unit.
+mod packaging;
 /// Whole posts as `--jsonl` and `-z` records, and `translate auto`.
 mod posts;
 /// The shared engine under load: batch invariance across clients and models, no waiting.

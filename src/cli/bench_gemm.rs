@@ -14,6 +14,10 @@ use super::UsageError;
 /// the fraction of the instruction set's peak, measured at start by a register-only loop of the
 /// kernel's product step.
 #[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:\n  \
+    reseam bench-gemm                       the live kernels at the translation models' shapes\n  \
+    reseam bench-gemm --isa all --json      every instruction set this CPU runs, as JSON lines\n  \
+    reseam bench-gemm --llm llama-3.2-1b --m 256")]
 pub struct Args {
     /// One JSON object per line (isa, kernel, arithmetic, shape, m, n, k, gmacs, macs_per_cycle,
     /// peak_macs_per_cycle, peak_fraction, ...) instead of a table; peaks go to stderr.

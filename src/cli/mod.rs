@@ -6,6 +6,7 @@ mod bench_gemm;
 mod detect;
 mod fetch;
 mod generate;
+mod health;
 mod pack;
 mod serve;
 mod speculate;
@@ -19,7 +20,17 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 /// Firefox Translations models on a from-scratch int8 CPU engine, and cross-tokenizer
 /// speculative decoding of LLMs.
 #[derive(Parser, Debug)]
-#[command(name = "reseam", disable_version_flag = true, arg_required_else_help = true)]
+#[command(
+    name = "reseam",
+    disable_version_flag = true,
+    arg_required_else_help = true,
+    after_help = "Examples:\n  \
+    reseam fetch es,de                            models for es-en, en-es, de-en, en-de\n  \
+    echo 'Hola, mundo.' | reseam translate es en\n  \
+    reseam serve --port 8080                      the HTTP server (see reseam-serve(1))\n  \
+    reseam --version --verbose                    the CPU and the kernels in use\n\n\
+    Every flag has an environment variable, shown in each subcommand's --help."
+)]
 pub struct Cli {
     /// Print the version (with --verbose: the CPU, the kernels in use and the arithmetic).
     #[arg(short = 'V', long, global = false)]
@@ -43,6 +54,7 @@ enum Command {
     /// Packs translation models into memory-mappable files (`model.reseam`), or checks them.
     Pack(pack::Args),
     Serve(serve::Args),
+    Health(health::Args),
     /// Measures the int8 matrix products per instruction set against the CPU's peak.
     BenchGemm(bench_gemm::Args),
     /// Cross-tokenizer speculative decoding of an LLM checkpoint with a draft model, measured
@@ -63,7 +75,10 @@ const EXIT_USAGE: u8 = 2;
 pub fn main() -> ExitCode {
     // Help that depends on this CPU is added here, not in the definition, so that generated
     // man pages stay the same on every machine.
-    let cmd = Cli::command().mut_subcommand("bench-gemm", |c| c.after_help(bench_gemm::after_help()));
+    let cmd = Cli::command().mut_subcommand("bench-gemm", |c| {
+        let examples = c.get_after_help().map(|h| h.to_string()).unwrap_or_default();
+        c.after_help(format!("{examples}\n\n{}", bench_gemm::after_help()))
+    });
     let cli = match cmd.try_get_matches().and_then(|m| Cli::from_arg_matches(&m)) {
         Ok(cli) => cli,
         Err(e) => {
@@ -94,6 +109,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Detect(args)) => detect::run(args),
         Some(Command::Pack(args)) => pack::run(args),
         Some(Command::Serve(args)) => serve::run(args),
+        Some(Command::Health(args)) => health::run(args),
         Some(Command::BenchGemm(args)) => bench_gemm::run(args),
         Some(Command::Speculate(args)) => speculate::run(args),
         Some(Command::Bench(args)) => bench::run(args),

@@ -13,6 +13,10 @@ use reseam::speculate::{Strategy, Verify, energy};
 use super::UsageError;
 
 #[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:\n  \
+    reseam speculate --target ~/models/Llama-3.2-1B --prompts prompts.txt\n  \
+    reseam speculate --target ~/models/Llama-3.2-1B --draft ~/models/SmolLM2-135M --prompts prompts.txt -k 1,2,4,auto\n  \
+    reseam speculate --target T --draft D --prompts p.jsonl --chat --json report.json --plot speedup.svg")]
 pub struct Args {
     /// The target model: a Hugging Face checkpoint folder (config.json, *.safetensors,
     /// tokenizer.json or tokenizer.model) of a Llama, Mistral or Qwen2 model.

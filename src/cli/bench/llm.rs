@@ -11,6 +11,9 @@ use super::{Common, build_note, size};
 use crate::cli::UsageError;
 
 #[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:\n  \
+    reseam bench llm                        Llama-3.2-1B's shape, random int8 weights\n  \
+    reseam bench llm --shape test --json    a tiny model, for a quick check")]
 pub struct Args {
     /// Model shape: llama-3.2-1b, qwen2.5-1.5b, or test (tiny, for a quick check).
     #[arg(long, env = "RESEAM_BENCH_SHAPE", default_value = "llama-3.2-1b", value_parser = clap::builder::PossibleValuesParser::new(synthetic::SHAPES))]

@@ -7,6 +7,9 @@ use reseam::bench::memory as membw;
 use super::{Common, size};
 
 #[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:\n  \
+    reseam bench memory\n  \
+    reseam bench memory --size-mib 4096 --json")]
 pub struct Args {
     #[command(flatten)]
     pub common: Common,

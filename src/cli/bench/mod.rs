@@ -12,6 +12,10 @@ use reseam::bench::memory as membw;
 use super::UsageError;
 
 #[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:\n  \
+    reseam bench memory\n  \
+    reseam bench llm --shape test\n  \
+    reseam bench translate --corpus posts.tsv")]
 pub struct Args {
     #[command(subcommand)]
     mode: Mode,

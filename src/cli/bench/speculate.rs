@@ -10,6 +10,9 @@ use super::build_note;
 use crate::cli::UsageError;
 
 #[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:\n  \
+    reseam bench speculate\n  \
+    reseam bench speculate --shape test -k 1,2,4 --json")]
 pub struct Args {
     /// Target shape: llama-3.2-1b, qwen2.5-1.5b, or test (tiny, for a quick check).
     #[arg(long, env = "RESEAM_BENCH_SHAPE", default_value = "llama-3.2-1b", value_parser = clap::builder::PossibleValuesParser::new(synthetic::SHAPES))]

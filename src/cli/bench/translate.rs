@@ -10,6 +10,9 @@ use reseam::translate::ArithmeticChoice;
 use crate::cli::UsageError;
 
 #[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:\n  \
+    reseam bench translate --models ~/.local/share/reseam/models --corpus posts.tsv\n  \
+    reseam bench translate --corpus posts.tsv --clients 64 -n 5000 --out latency.tsv --json")]
 pub struct Args {
     /// The models folder: a folder of `<from>-<to>/` model folders (or one model folder).
     #[arg(long, env = "MODELS_DIR", value_name = "DIR")]
