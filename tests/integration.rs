@@ -24,11 +24,11 @@ mod packaging;
 mod posts;
 /// The shared engine under load: batch invariance across clients and models, no waiting.
 mod scheduler;
-/// `reseam serve` under 64 concurrent clients: 10,000 requests, each equal to `translate`.
-mod serve_load;
 /// `reseam serve` on a loopback port: every route, status, limit and token form; logs, malformed
 /// and slow clients, signals.
 mod serve;
+/// `reseam serve` under 64 concurrent clients: 10,000 requests, each equal to `translate`.
+mod serve_load;
 /// The fixture's social posts through `reseam translate`, line by line.
 mod social;
 /// `reseam speculate --draft`: report files, table, environment, usage errors.
