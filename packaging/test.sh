@@ -97,6 +97,7 @@ if [ "$skip_release" != 1 ]; then
 else
   binary=${RESEAM_BINARY:-${CARGO_TARGET_DIR:-target}/debug/reseam}
   [ -x "$binary" ] || fail "no $binary (RESEAM_BINARY): build it first"
+  binary=$(realpath "$binary")
   echo "== release tarball and .deb: skipped (RESEAM_PACKAGING_SKIP_RELEASE=1); using $binary"
 fi
 
