@@ -97,6 +97,8 @@ pub struct Core {
     pub dir: PathBuf,
     registry_opts: RegistryOptions,
     models: RwLock<Arc<Models>>,
+    /// One reload at a time, so that two quick SIGHUPs cannot swap in the older view last.
+    reloading: std::sync::Mutex<()>,
     pub engine: Arc<Engine>,
     /// Settings of every translator (its `from`/`to` are each request's).
     base: TranslateOptions,
@@ -125,6 +127,7 @@ impl Core {
             dir,
             registry_opts,
             models: RwLock::new(Arc::new(models)),
+            reloading: std::sync::Mutex::new(()),
             engine,
             base,
             limits,
@@ -153,6 +156,7 @@ impl Core {
     /// new requests, removed pairs are gone. Requests in flight keep the models they started on.
     /// On failure the old models stay.
     pub fn reload(&self) -> Result<usize, RegistryError> {
+        let _one = self.reloading.lock().unwrap_or_else(|p| p.into_inner());
         let models = Models::open(&self.dir, self.registry_opts.clone())?;
         let n = models.registry.pairs().len();
         let old = std::mem::replace(&mut *self.models.write().unwrap_or_else(|p| p.into_inner()), Arc::new(models));
