@@ -123,7 +123,7 @@ Register-ArgumentCompleter -Native -CommandName 'reseam' -ScriptBlock {
             [CompletionResult]::new('--drain-seconds', '--drain-seconds', [CompletionResultType]::ParameterName, 'Seconds to finish requests in flight after SIGTERM before exiting anyway (Kubernetes kills after 30 by default)')
             [CompletionResult]::new('--pin-from-core', '--pin-from-core', [CompletionResultType]::ParameterName, 'Pin compute thread i to core N + i (Linux)')
             [CompletionResult]::new('--idle-seconds', '--idle-seconds', [CompletionResultType]::ParameterName, 'Seconds after which an unused model''s pages are given back to the kernel (it pages back in on its next request); 0 keeps everything resident')
-            [CompletionResult]::new('--token', '--token', [CompletionResultType]::ParameterName, 'Token every request needs (except /health, /ready, the probes and the web page), sent as `Authorization: Bearer`, raw `Authorization`, `DeepL-Auth-Key`, `X-API-Token`, `api_key` in the body or `token` in the query. Better given by file (--token-file) or systemd''s credential `translate-token` than in the environment')
+            [CompletionResult]::new('--token', '--token', [CompletionResultType]::ParameterName, 'Token every request needs (except /health, /ready, the probes, the web page and LibreTranslate''s /languages, /frontend/settings and /spec, which its clients read without a key), sent as `Authorization: Bearer`, raw `Authorization`, `DeepL-Auth-Key`, `X-API-Token`, `api_key` in the body or `token` in the query. Better given by file (--token-file) or systemd''s credential `translate-token` than in the environment')
             [CompletionResult]::new('--token-file', '--token-file', [CompletionResultType]::ParameterName, 'File holding the token (its surrounding whitespace ignored)')
             [CompletionResult]::new('--arithmetic', '--arithmetic', [CompletionResultType]::ParameterName, 'Integer arithmetic of the int8 products (see `reseam translate --help`)')
             [CompletionResult]::new('--log-level', '--log-level', [CompletionResultType]::ParameterName, 'Least severe messages logged: one `info` line per request (route, status, duration, text and byte counts; never the texts), `debug` for more')
@@ -200,6 +200,8 @@ Register-ArgumentCompleter -Native -CommandName 'reseam' -ScriptBlock {
             [CompletionResult]::new('llm', 'llm', [CompletionResultType]::ParameterValue, 'int8 decode and prefill of a random-weight model at a real shape (made in memory), against the memory bandwidth and the int8 GEMM throughput measured in the same run')
             [CompletionResult]::new('speculate', 'speculate', [CompletionResultType]::ParameterValue, 'The speculative-decoding cost model at a real shape: a random target (Llama-3.2-1B by default) with two drafts of its vocabulary, itself and a ~10x smaller random model; measured speedup against the prediction from the measured acceptance and c, per k')
             [CompletionResult]::new('translate', 'translate', [CompletionResultType]::ParameterValue, 'The translation service''s benchmark: posts of a corpus through one shared engine from many concurrent clients (posts/s, latency under load), then one post at a time on the idle engine, with the process''s memory')
+            [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'A running server over HTTP (`reseam serve`, or any server of the seed''s API): many concurrent clients post a corpus to /v1/translate; requests/s, posts/s, latency, failures, and the server''s memory from its /metrics')
+            [CompletionResult]::new('models', 'models', [CompletionResultType]::ParameterValue, 'Every model of a folder (or synthetic ones at Firefox''s sizes) through the registry: load time with a warm and a cold page cache, memory with every model used once and with every model idle, and the first translation of an idle model')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -266,11 +268,49 @@ Register-ArgumentCompleter -Native -CommandName 'reseam' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
         }
+        'reseam;bench;serve' {
+            [CompletionResult]::new('--url', '--url', [CompletionResultType]::ParameterName, 'The server''s root URL')
+            [CompletionResult]::new('--corpus', '--corpus', [CompletionResultType]::ParameterName, 'Posts to send, one per line: `from<TAB>to<TAB>text` (`\n` in a text is a line break)')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Requests to send (the corpus is repeated as needed)')
+            [CompletionResult]::new('--requests', '--requests', [CompletionResultType]::ParameterName, 'Requests to send (the corpus is repeated as needed)')
+            [CompletionResult]::new('--clients', '--clients', [CompletionResultType]::ParameterName, 'Concurrent clients, each on its own connection, sending one request and waiting for it')
+            [CompletionResult]::new('--texts', '--texts', [CompletionResultType]::ParameterName, 'Posts per request (consecutive corpus lines of one direction)')
+            [CompletionResult]::new('--token', '--token', [CompletionResultType]::ParameterName, 'The server''s token, if it needs one')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Seconds a request may take before it counts as failed')
+            [CompletionResult]::new('--out', '--out', [CompletionResultType]::ParameterName, 'Write each corpus line''s translation (`index<TAB>translation`, `\n` escaped), for comparing with `reseam translate`')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the summary as one JSON object')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'More detail (with --version: kernels and CPU features)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'More detail (with --version: kernels and CPU features)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'reseam;bench;models' {
+            [CompletionResult]::new('--models', '--models', [CompletionResultType]::ParameterName, 'The models folder: `<from>-<to>/` model folders [default: the user data directory''s reseam/models]. With --synthetic, see --synthetic-dir')
+            [CompletionResult]::new('--synthetic', '--synthetic', [CompletionResultType]::ParameterName, 'First write random-weight models of these architectures (model i gets the i-th, in turn) in Mozilla''s int8 format with 32,000-piece vocabularies and shortlists, under the pair names es-en, en-es, fr-en, en-fr, ...')
+            [CompletionResult]::new('--count', '--count', [CompletionResultType]::ParameterName, 'How many synthetic models')
+            [CompletionResult]::new('--synthetic-dir', '--synthetic-dir', [CompletionResultType]::ParameterName, 'Where to write the synthetic models, kept after the run (default: a temporary folder, removed at the end). Files already holding the bytes they would get are left alone')
+            [CompletionResult]::new('--seed', '--seed', [CompletionResultType]::ParameterName, 'Seed of the synthetic weights, vocabularies and shortlists')
+            [CompletionResult]::new('--sentence', '--sentence', [CompletionResultType]::ParameterName, 'The sentence every model translates')
+            [CompletionResult]::new('--threads', '--threads', [CompletionResultType]::ParameterName, 'Compute threads (default: one per physical core)')
+            [CompletionResult]::new('--arithmetic', '--arithmetic', [CompletionResultType]::ParameterName, 'Integer arithmetic of the int8 products: auto (what Firefox computes on this CPU), saturating or exact')
+            [CompletionResult]::new('--pack-dir', '--pack-dir', [CompletionResultType]::ParameterName, 'Keep packs in this folder (one subfolder per model) instead of next to the models')
+            [CompletionResult]::new('--phase', '--phase', [CompletionResultType]::ParameterName, 'Run one measured phase in this process and print its JSON (what the parent runs)')
+            [CompletionResult]::new('--skip-cold', '--skip-cold', [CompletionResultType]::ParameterName, 'Skip the cold-cache load')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the figures as one JSON object')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'More detail (with --version: kernels and CPU features)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'More detail (with --version: kernels and CPU features)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
         'reseam;bench;help' {
             [CompletionResult]::new('memory', 'memory', [CompletionResultType]::ParameterValue, 'Memory read bandwidth: all cores stream a buffer much larger than the caches')
             [CompletionResult]::new('llm', 'llm', [CompletionResultType]::ParameterValue, 'int8 decode and prefill of a random-weight model at a real shape (made in memory), against the memory bandwidth and the int8 GEMM throughput measured in the same run')
             [CompletionResult]::new('speculate', 'speculate', [CompletionResultType]::ParameterValue, 'The speculative-decoding cost model at a real shape: a random target (Llama-3.2-1B by default) with two drafts of its vocabulary, itself and a ~10x smaller random model; measured speedup against the prediction from the measured acceptance and c, per k')
             [CompletionResult]::new('translate', 'translate', [CompletionResultType]::ParameterValue, 'The translation service''s benchmark: posts of a corpus through one shared engine from many concurrent clients (posts/s, latency under load), then one post at a time on the idle engine, with the process''s memory')
+            [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'A running server over HTTP (`reseam serve`, or any server of the seed''s API): many concurrent clients post a corpus to /v1/translate; requests/s, posts/s, latency, failures, and the server''s memory from its /metrics')
+            [CompletionResult]::new('models', 'models', [CompletionResultType]::ParameterValue, 'Every model of a folder (or synthetic ones at Firefox''s sizes) through the registry: load time with a warm and a cold page cache, memory with every model used once and with every model idle, and the first translation of an idle model')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -284,6 +324,12 @@ Register-ArgumentCompleter -Native -CommandName 'reseam' -ScriptBlock {
             break
         }
         'reseam;bench;help;translate' {
+            break
+        }
+        'reseam;bench;help;serve' {
+            break
+        }
+        'reseam;bench;help;models' {
             break
         }
         'reseam;bench;help;help' {
@@ -371,6 +417,8 @@ Register-ArgumentCompleter -Native -CommandName 'reseam' -ScriptBlock {
             [CompletionResult]::new('llm', 'llm', [CompletionResultType]::ParameterValue, 'int8 decode and prefill of a random-weight model at a real shape (made in memory), against the memory bandwidth and the int8 GEMM throughput measured in the same run')
             [CompletionResult]::new('speculate', 'speculate', [CompletionResultType]::ParameterValue, 'The speculative-decoding cost model at a real shape: a random target (Llama-3.2-1B by default) with two drafts of its vocabulary, itself and a ~10x smaller random model; measured speedup against the prediction from the measured acceptance and c, per k')
             [CompletionResult]::new('translate', 'translate', [CompletionResultType]::ParameterValue, 'The translation service''s benchmark: posts of a corpus through one shared engine from many concurrent clients (posts/s, latency under load), then one post at a time on the idle engine, with the process''s memory')
+            [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'A running server over HTTP (`reseam serve`, or any server of the seed''s API): many concurrent clients post a corpus to /v1/translate; requests/s, posts/s, latency, failures, and the server''s memory from its /metrics')
+            [CompletionResult]::new('models', 'models', [CompletionResultType]::ParameterValue, 'Every model of a folder (or synthetic ones at Firefox''s sizes) through the registry: load time with a warm and a cold page cache, memory with every model used once and with every model idle, and the first translation of an idle model')
             break
         }
         'reseam;help;bench;memory' {
@@ -383,6 +431,12 @@ Register-ArgumentCompleter -Native -CommandName 'reseam' -ScriptBlock {
             break
         }
         'reseam;help;bench;translate' {
+            break
+        }
+        'reseam;help;bench;serve' {
+            break
+        }
+        'reseam;help;bench;models' {
             break
         }
         'reseam;help;generate' {

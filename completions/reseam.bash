@@ -58,6 +58,12 @@ _reseam() {
             reseam__subcmd__bench,memory)
                 cmd="reseam__subcmd__bench__subcmd__memory"
                 ;;
+            reseam__subcmd__bench,models)
+                cmd="reseam__subcmd__bench__subcmd__models"
+                ;;
+            reseam__subcmd__bench,serve)
+                cmd="reseam__subcmd__bench__subcmd__serve"
+                ;;
             reseam__subcmd__bench,speculate)
                 cmd="reseam__subcmd__bench__subcmd__speculate"
                 ;;
@@ -72,6 +78,12 @@ _reseam() {
                 ;;
             reseam__subcmd__bench__subcmd__help,memory)
                 cmd="reseam__subcmd__bench__subcmd__help__subcmd__memory"
+                ;;
+            reseam__subcmd__bench__subcmd__help,models)
+                cmd="reseam__subcmd__bench__subcmd__help__subcmd__models"
+                ;;
+            reseam__subcmd__bench__subcmd__help,serve)
+                cmd="reseam__subcmd__bench__subcmd__help__subcmd__serve"
                 ;;
             reseam__subcmd__bench__subcmd__help,speculate)
                 cmd="reseam__subcmd__bench__subcmd__help__subcmd__speculate"
@@ -136,6 +148,12 @@ _reseam() {
             reseam__subcmd__help__subcmd__bench,memory)
                 cmd="reseam__subcmd__help__subcmd__bench__subcmd__memory"
                 ;;
+            reseam__subcmd__help__subcmd__bench,models)
+                cmd="reseam__subcmd__help__subcmd__bench__subcmd__models"
+                ;;
+            reseam__subcmd__help__subcmd__bench,serve)
+                cmd="reseam__subcmd__help__subcmd__bench__subcmd__serve"
+                ;;
             reseam__subcmd__help__subcmd__bench,speculate)
                 cmd="reseam__subcmd__help__subcmd__bench__subcmd__speculate"
                 ;;
@@ -169,7 +187,7 @@ _reseam() {
             return 0
             ;;
         reseam__subcmd__bench)
-            opts="-v -h --verbose --help memory llm speculate translate help"
+            opts="-v -h --verbose --help memory llm speculate translate serve models help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -225,7 +243,7 @@ _reseam() {
             return 0
             ;;
         reseam__subcmd__bench__subcmd__help)
-            opts="memory llm speculate translate help"
+            opts="memory llm speculate translate serve models help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -267,6 +285,34 @@ _reseam() {
             return 0
             ;;
         reseam__subcmd__bench__subcmd__help__subcmd__memory)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        reseam__subcmd__bench__subcmd__help__subcmd__models)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        reseam__subcmd__bench__subcmd__help__subcmd__serve)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -358,6 +404,110 @@ _reseam() {
             fi
             case "${prev}" in
                 --size-mib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        reseam__subcmd__bench__subcmd__models)
+            opts="-v -h --models --synthetic --count --synthetic-dir --seed --sentence --threads --arithmetic --pack-dir --skip-cold --json --phase --verbose --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --models)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --synthetic)
+                    COMPREPLY=($(compgen -W "tiny base-memory base" -- "${cur}"))
+                    return 0
+                    ;;
+                --count)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --synthetic-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --seed)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sentence)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --threads)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --arithmetic)
+                    COMPREPLY=($(compgen -W "auto saturating exact" -- "${cur}"))
+                    return 0
+                    ;;
+                --pack-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --phase)
+                    COMPREPLY=($(compgen -W "cold warm" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        reseam__subcmd__bench__subcmd__serve)
+            opts="-n -v -h --url --corpus --requests --clients --texts --token --timeout --out --json --verbose --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --corpus)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --requests)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --clients)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --texts)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --out)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -679,7 +829,7 @@ _reseam() {
             return 0
             ;;
         reseam__subcmd__help__subcmd__bench)
-            opts="memory llm speculate translate"
+            opts="memory llm speculate translate serve models"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -721,6 +871,34 @@ _reseam() {
             return 0
             ;;
         reseam__subcmd__help__subcmd__bench__subcmd__memory)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        reseam__subcmd__help__subcmd__bench__subcmd__models)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        reseam__subcmd__help__subcmd__bench__subcmd__serve)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -115,7 +115,7 @@ set edit:completion:arg-completer[reseam] = {|@words|
             cand --drain-seconds 'Seconds to finish requests in flight after SIGTERM before exiting anyway (Kubernetes kills after 30 by default)'
             cand --pin-from-core 'Pin compute thread i to core N + i (Linux)'
             cand --idle-seconds 'Seconds after which an unused model''s pages are given back to the kernel (it pages back in on its next request); 0 keeps everything resident'
-            cand --token 'Token every request needs (except /health, /ready, the probes and the web page), sent as `Authorization: Bearer`, raw `Authorization`, `DeepL-Auth-Key`, `X-API-Token`, `api_key` in the body or `token` in the query. Better given by file (--token-file) or systemd''s credential `translate-token` than in the environment'
+            cand --token 'Token every request needs (except /health, /ready, the probes, the web page and LibreTranslate''s /languages, /frontend/settings and /spec, which its clients read without a key), sent as `Authorization: Bearer`, raw `Authorization`, `DeepL-Auth-Key`, `X-API-Token`, `api_key` in the body or `token` in the query. Better given by file (--token-file) or systemd''s credential `translate-token` than in the environment'
             cand --token-file 'File holding the token (its surrounding whitespace ignored)'
             cand --arithmetic 'Integer arithmetic of the int8 products (see `reseam translate --help`)'
             cand --log-level 'Least severe messages logged: one `info` line per request (route, status, duration, text and byte counts; never the texts), `debug` for more'
@@ -188,6 +188,8 @@ set edit:completion:arg-completer[reseam] = {|@words|
             cand llm 'int8 decode and prefill of a random-weight model at a real shape (made in memory), against the memory bandwidth and the int8 GEMM throughput measured in the same run'
             cand speculate 'The speculative-decoding cost model at a real shape: a random target (Llama-3.2-1B by default) with two drafts of its vocabulary, itself and a ~10x smaller random model; measured speedup against the prediction from the measured acceptance and c, per k'
             cand translate 'The translation service''s benchmark: posts of a corpus through one shared engine from many concurrent clients (posts/s, latency under load), then one post at a time on the idle engine, with the process''s memory'
+            cand serve 'A running server over HTTP (`reseam serve`, or any server of the seed''s API): many concurrent clients post a corpus to /v1/translate; requests/s, posts/s, latency, failures, and the server''s memory from its /metrics'
+            cand models 'Every model of a folder (or synthetic ones at Firefox''s sizes) through the registry: load time with a warm and a cold page cache, memory with every model used once and with every model idle, and the first translation of an idle model'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'reseam;bench;memory'= {
@@ -249,11 +251,47 @@ set edit:completion:arg-completer[reseam] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
         }
+        &'reseam;bench;serve'= {
+            cand --url 'The server''s root URL'
+            cand --corpus 'Posts to send, one per line: `from<TAB>to<TAB>text` (`\n` in a text is a line break)'
+            cand -n 'Requests to send (the corpus is repeated as needed)'
+            cand --requests 'Requests to send (the corpus is repeated as needed)'
+            cand --clients 'Concurrent clients, each on its own connection, sending one request and waiting for it'
+            cand --texts 'Posts per request (consecutive corpus lines of one direction)'
+            cand --token 'The server''s token, if it needs one'
+            cand --timeout 'Seconds a request may take before it counts as failed'
+            cand --out 'Write each corpus line''s translation (`index<TAB>translation`, `\n` escaped), for comparing with `reseam translate`'
+            cand --json 'Print the summary as one JSON object'
+            cand -v 'More detail (with --version: kernels and CPU features)'
+            cand --verbose 'More detail (with --version: kernels and CPU features)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'reseam;bench;models'= {
+            cand --models 'The models folder: `<from>-<to>/` model folders [default: the user data directory''s reseam/models]. With --synthetic, see --synthetic-dir'
+            cand --synthetic 'First write random-weight models of these architectures (model i gets the i-th, in turn) in Mozilla''s int8 format with 32,000-piece vocabularies and shortlists, under the pair names es-en, en-es, fr-en, en-fr, ...'
+            cand --count 'How many synthetic models'
+            cand --synthetic-dir 'Where to write the synthetic models, kept after the run (default: a temporary folder, removed at the end). Files already holding the bytes they would get are left alone'
+            cand --seed 'Seed of the synthetic weights, vocabularies and shortlists'
+            cand --sentence 'The sentence every model translates'
+            cand --threads 'Compute threads (default: one per physical core)'
+            cand --arithmetic 'Integer arithmetic of the int8 products: auto (what Firefox computes on this CPU), saturating or exact'
+            cand --pack-dir 'Keep packs in this folder (one subfolder per model) instead of next to the models'
+            cand --phase 'Run one measured phase in this process and print its JSON (what the parent runs)'
+            cand --skip-cold 'Skip the cold-cache load'
+            cand --json 'Print the figures as one JSON object'
+            cand -v 'More detail (with --version: kernels and CPU features)'
+            cand --verbose 'More detail (with --version: kernels and CPU features)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
         &'reseam;bench;help'= {
             cand memory 'Memory read bandwidth: all cores stream a buffer much larger than the caches'
             cand llm 'int8 decode and prefill of a random-weight model at a real shape (made in memory), against the memory bandwidth and the int8 GEMM throughput measured in the same run'
             cand speculate 'The speculative-decoding cost model at a real shape: a random target (Llama-3.2-1B by default) with two drafts of its vocabulary, itself and a ~10x smaller random model; measured speedup against the prediction from the measured acceptance and c, per k'
             cand translate 'The translation service''s benchmark: posts of a corpus through one shared engine from many concurrent clients (posts/s, latency under load), then one post at a time on the idle engine, with the process''s memory'
+            cand serve 'A running server over HTTP (`reseam serve`, or any server of the seed''s API): many concurrent clients post a corpus to /v1/translate; requests/s, posts/s, latency, failures, and the server''s memory from its /metrics'
+            cand models 'Every model of a folder (or synthetic ones at Firefox''s sizes) through the registry: load time with a warm and a cold page cache, memory with every model used once and with every model idle, and the first translation of an idle model'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'reseam;bench;help;memory'= {
@@ -263,6 +301,10 @@ set edit:completion:arg-completer[reseam] = {|@words|
         &'reseam;bench;help;speculate'= {
         }
         &'reseam;bench;help;translate'= {
+        }
+        &'reseam;bench;help;serve'= {
+        }
+        &'reseam;bench;help;models'= {
         }
         &'reseam;bench;help;help'= {
         }
@@ -332,6 +374,8 @@ set edit:completion:arg-completer[reseam] = {|@words|
             cand llm 'int8 decode and prefill of a random-weight model at a real shape (made in memory), against the memory bandwidth and the int8 GEMM throughput measured in the same run'
             cand speculate 'The speculative-decoding cost model at a real shape: a random target (Llama-3.2-1B by default) with two drafts of its vocabulary, itself and a ~10x smaller random model; measured speedup against the prediction from the measured acceptance and c, per k'
             cand translate 'The translation service''s benchmark: posts of a corpus through one shared engine from many concurrent clients (posts/s, latency under load), then one post at a time on the idle engine, with the process''s memory'
+            cand serve 'A running server over HTTP (`reseam serve`, or any server of the seed''s API): many concurrent clients post a corpus to /v1/translate; requests/s, posts/s, latency, failures, and the server''s memory from its /metrics'
+            cand models 'Every model of a folder (or synthetic ones at Firefox''s sizes) through the registry: load time with a warm and a cold page cache, memory with every model used once and with every model idle, and the first translation of an idle model'
         }
         &'reseam;help;bench;memory'= {
         }
@@ -340,6 +384,10 @@ set edit:completion:arg-completer[reseam] = {|@words|
         &'reseam;help;bench;speculate'= {
         }
         &'reseam;help;bench;translate'= {
+        }
+        &'reseam;help;bench;serve'= {
+        }
+        &'reseam;help;bench;models'= {
         }
         &'reseam;help;generate'= {
             cand man 'Man pages (reseam.1 and one per subcommand) into DIR'

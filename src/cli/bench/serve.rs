@@ -7,7 +7,7 @@ use std::time::Duration;
 use reseam::bench::serve as bench;
 
 #[derive(clap::Args, Debug)]
-#[command(after_help = "Example:\n  reseam serve --port 8080 & \n  \
+#[command(after_help = "Examples:\n  reseam serve --port 8080 &\n  \
     reseam bench serve --url http://127.0.0.1:8080 --corpus posts.tsv -n 10000 --clients 64")]
 pub struct Args {
     /// The server's root URL.
