@@ -11,7 +11,7 @@
 
 use std::error::Error;
 
-use crate::{bench, detect, engine, fetch, html, llm, marian, pack, serve, speculate, text, translate, vocab};
+use crate::{bench, detect, engine, fetch, html, llm, marian, pack, speculate, text, translate, vocab};
 
 /// A mistake in how reseam was called that the library's own errors do not cover (flags that
 /// only the command line has, such as `--csv` without `--draft`).
@@ -56,8 +56,6 @@ pub fn usage_of(e: &(dyn Error + 'static)) -> Option<bool> {
         translate::records::StreamError,
         engine::EngineError,
         engine::registry::RegistryError,
-        serve::ServeError,
-        serve::auth::TokenError,
         fetch::FetchError,
         llm::Error,
         marian::ModelError,

@@ -306,8 +306,6 @@ fn posts() -> Vec<Case> {
 
 fn serve() -> Vec<Case> {
     use engine::registry::RegistryError;
-    use serve::ServeError;
-    use serve::auth::TokenError;
     let no_route =
         || RegistryError::NoRoute { from: "de".into(), to: "en".into(), dir: p("models"), installed: "es-en".into() };
     vec![
@@ -318,14 +316,6 @@ fn serve() -> Vec<Case> {
             RegistryError::Model(marian::ModelError::NotFound { from: "de".into(), to: "en".into(), dir: p("m") }),
             true,
         ),
-        case(TokenError::Read { path: p("token"), source: not_found() }, true),
-        case(TokenError::Empty(p("token")), true),
-        case(ServeError::Bind { addr: "0.0.0.0:80".into(), source: io_err("EADDRINUSE") }, true),
-        case(ServeError::Runtime(io_err("EMFILE")), false),
-        case(ServeError::Token(TokenError::Empty(p("token"))), true),
-        case(ServeError::Engine(engine::EngineError::Stopped), false),
-        case(ServeError::Registry(no_route()), true),
-        case(ServeError::Preload(RegistryError::Folder { dir: p("models"), source: io_err("EIO") }), false),
         case(bench::serve::Error::Unreachable { url: "http://127.0.0.1:9".into(), detail: "refused".into() }, true),
         case(bench::serve::Error::Zero, true),
     ]

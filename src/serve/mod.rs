@@ -272,3 +272,21 @@ async fn serve(
     log::info("stopped");
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whose_fault_each_error_is() {
+        let io = || std::io::Error::other("x");
+        assert!(ServeError::Bind { addr: "0.0.0.0:80".into(), source: io() }.is_usage());
+        assert!(!ServeError::Runtime(io()).is_usage());
+        assert!(ServeError::Token(auth::TokenError::Empty("t".into())).is_usage());
+        assert!(auth::TokenError::Read { path: "t".into(), source: io() }.is_usage());
+        assert!(!ServeError::Engine(EngineError::Stopped).is_usage());
+        let folder = || RegistryError::Folder { dir: "m".into(), source: io() };
+        assert!(!ServeError::Preload(folder()).is_usage());
+        assert!(!ServeError::Registry(folder()).is_usage());
+    }
+}
