@@ -14,7 +14,7 @@ use crate::pack::{self, Dtype, PackFile};
 pub const PACK_NAME: &str = "model.reseam";
 const KIND: &str = "reseam-marian";
 /// Bumped whenever what [`Marian::write_pack`] writes changes.
-pub const LAYOUT: &str = "marian-int8-v1";
+pub const LAYOUT: &str = "marian-int8-v2";
 
 /// How to load a translation model.
 #[derive(Clone, Debug, Default)]

@@ -439,6 +439,52 @@ impl std::ops::Deref for Bytes {
     }
 }
 
+/// `f32` values owned in memory or read in place from a pack's map (a mapped array costs
+/// resident memory only for the pages a forward pass touches, and only while in use).
+#[derive(Clone)]
+pub enum F32s {
+    Owned(Vec<f32>),
+    /// Little-endian floats, checked at construction to be 4-byte aligned and whole.
+    Mapped(Bytes),
+}
+
+impl F32s {
+    /// A tensor of `n` floats borrowed from `f`'s map.
+    pub fn mapped(f: &PackFile, name: &str, n: usize) -> Result<F32s> {
+        let b = f.shared_bytes(name, Dtype::F32, &[n])?;
+        if cfg!(target_endian = "big") || <[f32] as zerocopy::FromBytes>::ref_from_bytes(&b).is_err() {
+            // Blobs start at multiples of 64 in a page-aligned map, so only a big-endian CPU
+            // gets here: read the values instead.
+            return Ok(F32s::Owned(f.f32s(name, &[n])?));
+        }
+        Ok(F32s::Mapped(b))
+    }
+}
+
+impl std::ops::Deref for F32s {
+    type Target = [f32];
+    fn deref(&self) -> &[f32] {
+        match self {
+            F32s::Owned(v) => v,
+            // Checked in `mapped`: the bytes never change or move.
+            F32s::Mapped(b) => <[f32] as zerocopy::FromBytes>::ref_from_bytes(b).unwrap_or_default(),
+        }
+    }
+}
+
+impl From<Vec<f32>> for F32s {
+    fn from(v: Vec<f32>) -> F32s {
+        F32s::Owned(v)
+    }
+}
+
+impl std::fmt::Debug for F32s {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let how = if matches!(self, F32s::Mapped(_)) { "mapped" } else { "owned" };
+        write!(f, "F32s({} values, {how})", self.len())
+    }
+}
+
 impl std::fmt::Debug for Bytes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Bytes({} bytes)", self.len)
@@ -471,6 +517,10 @@ mod tests {
         assert_eq!(f.kind(), "test");
         assert_eq!(f.meta()["source"], "unit");
         assert_eq!(f.f32s("norm", &[3]).unwrap(), vec![1.0, -2.5, 3.25]);
+        let mapped = F32s::mapped(&f, "norm", 3).unwrap();
+        assert!(matches!(mapped, F32s::Mapped(_)), "read in place: {mapped:?}");
+        assert_eq!(&mapped[..], &[1.0, -2.5, 3.25]);
+        assert!(matches!(F32s::mapped(&f, "norm", 4), Err(Error::Mismatch { .. })));
         let sums = f.i32s("w.col_sums", &[33]).unwrap();
         let q = f.packed("w", 70, 33, sums).unwrap();
         assert_eq!(q.as_bytes(), p.as_bytes());

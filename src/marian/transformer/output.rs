@@ -12,15 +12,18 @@ use std::sync::Arc;
 use reseam_kernels::{Arithmetic, Epilogue, Kernels, Output, PackedB, QuantizedA, Scale, ShapeError, scalar};
 
 use crate::marian::layers::linear::{ActScale, dot8, dot8_rows4, dynamic_scale, prepared_bias, unquant_mult};
+use crate::pack::F32s;
 
 pub enum OutputLayer {
     Int8 {
         b: PackedB,
         qb: f32,
         act: ActScale,
-        bias: Option<Vec<f32>>,
+        /// Read in the forward pass only with dynamic activation scales; a pack's stays in
+        /// its map (and untouched).
+        bias: Option<F32s>,
         /// Prepared bias over the full vocabulary (fixed activation scale only).
-        bprep: Vec<f32>,
+        bprep: F32s,
     },
     Float {
         /// The embedding table, `V` rows of `d`.
@@ -55,15 +58,16 @@ impl OutputLayer {
             ActScale::Fixed(qa) => Self::prepare(&b, qa, qb, bias.as_deref()),
             ActScale::Dynamic => Vec::new(),
         };
-        OutputLayer::Int8 { b, qb, act, bias, bprep }
+        OutputLayer::Int8 { b, qb, act, bias: bias.map(F32s::from), bprep: bprep.into() }
     }
 
-    /// An int8 layer from its packed weights (a pack's), preparing the bias as
-    /// [`OutputLayer::int8`] does.
-    pub fn from_parts(b: PackedB, qb: f32, act: ActScale, bias: Option<Vec<f32>>) -> OutputLayer {
-        let bprep = match act {
-            ActScale::Fixed(qa) => Self::prepare(&b, qa, qb, bias.as_deref()),
-            ActScale::Dynamic => Vec::new(),
+    /// An int8 layer from its packed weights (a pack's), with the prepared bias the pack holds
+    /// or, without one, preparing it as [`OutputLayer::int8`] does.
+    pub fn from_parts(b: PackedB, qb: f32, act: ActScale, bias: Option<F32s>, bprep: Option<F32s>) -> OutputLayer {
+        let bprep = match (bprep, act) {
+            (Some(p), ActScale::Fixed(_)) => p,
+            (None, ActScale::Fixed(qa)) => Self::prepare(&b, qa, qb, bias.as_deref()).into(),
+            (_, ActScale::Dynamic) => Vec::new().into(),
         };
         OutputLayer::Int8 { b, qb, act, bias, bprep }
     }
@@ -158,7 +162,7 @@ impl OutputLayer {
                             let full = Self::prepare(b, qa, *qb, bias.as_deref());
                             (s.b.as_ref().unwrap_or(b), s.ids.iter().map(|&i| full[i as usize]).collect())
                         }
-                        (None, ActScale::Fixed(_)) => (b, Cow::Borrowed(bprep.as_slice())),
+                        (None, ActScale::Fixed(_)) => (b, Cow::Borrowed(&bprep[..])),
                         (None, ActScale::Dynamic) => (b, Cow::Owned(Self::prepare(b, qa, *qb, bias.as_deref()))),
                     };
                     let ep = Epilogue {

@@ -8,7 +8,7 @@ use super::{DecoderLayer, EncoderLayer, Ffn, Fused, Marian, Norm, OutputLayer, W
 use crate::marian::config::Config;
 use crate::marian::layers::linear::{ActScale, Int8Linear, Linear};
 use crate::marian::layers::position::PositionTable;
-use crate::pack::{self, Dtype, PackFile, Writer};
+use crate::pack::{self, Dtype, F32s, PackFile, Writer};
 
 fn not_int8(what: &str) -> pack::Error {
     pack::Error::Format { path: "<model>".into(), why: format!("{what} is not int8; only int8 models are packed") }
@@ -116,13 +116,20 @@ impl Marian {
             }));
         }
         let out = match &self.out {
-            OutputLayer::Int8 { b, qb, act, bias, .. } => {
+            OutputLayer::Int8 { b, qb, act, bias, bprep } => {
                 w.add("out.b", Dtype::PackedI8, &[b.k(), b.n()], b.as_bytes())?;
                 w.add_i32("out.col_sums", &[b.n()], b.col_sums())?;
                 if let Some(bias) = bias {
                     w.add_f32("out.bias", &[bias.len()], bias)?;
                 }
-                json!({ "k": b.k(), "n": b.n(), "qb": qb.to_bits(), "act": act_json(*act), "bias": bias.is_some() })
+                // Vocabulary-sized: mapped rather than prepared into the heap at every load.
+                if !bprep.is_empty() {
+                    w.add_f32("out.bprep", &[bprep.len()], bprep)?;
+                }
+                json!({
+                    "k": b.k(), "n": b.n(), "qb": qb.to_bits(), "act": act_json(*act), "bias": bias.is_some(),
+                    "bprep": !bprep.is_empty(),
+                })
             }
             OutputLayer::Float { .. } => return Err(not_int8("the output layer")),
         };
@@ -190,8 +197,10 @@ impl Marian {
             Value::Null => ActScale::Dynamic,
             v => ActScale::Fixed(f32::from_bits(num(v, "act")? as u32)),
         };
-        let bias = if o["bias"].as_bool() == Some(true) { Some(f.f32s("out.bias", &[n])?) } else { None };
-        let out = OutputLayer::from_parts(b, qb, act, bias);
+        let mapped = |key: &str, name: &str| -> Result<Option<F32s>, pack::Error> {
+            if o[key].as_bool() == Some(true) { Ok(Some(F32s::mapped(f, name, n)?)) } else { Ok(None) }
+        };
+        let out = OutputLayer::from_parts(b, qb, act, mapped("bias", "out.bias")?, mapped("bprep", "out.bprep")?);
         let format = match desc["format"].as_str() {
             Some("int8-alphas") => WeightFormat::Int8Alphas,
             Some("int8-dynamic") => WeightFormat::Int8Dynamic,
