@@ -201,10 +201,7 @@ impl Core {
     pub fn detect(&self, texts: &[String], html: bool) -> Result<Vec<Detection>, ApiError> {
         let models = self.models();
         let detector = models.detector.as_ref().ok_or_else(ApiError::no_detection)?;
-        Ok(texts
-            .iter()
-            .map(|t| if html { detector.detect(&crate::html::text_content(t)) } else { detector.detect(t) })
-            .collect())
+        Ok(texts.iter().map(|t| identify(detector, t, html)).collect())
     }
 
     /// Translates `job`, each text as one post (or HTML document); order kept.
@@ -219,7 +216,7 @@ impl Core {
         if auto {
             let detector = models.detector.as_ref().ok_or_else(ApiError::no_detection)?;
             for (i, t) in job.texts.iter().enumerate() {
-                let d = if job.html { detector.detect(&crate::html::text_content(t)) } else { detector.detect(t) };
+                let d = identify(detector, t, job.html);
                 if d.is_determined() {
                     sources[i] = Some(d.language.clone());
                 }
@@ -281,4 +278,9 @@ impl Core {
             sources,
         })
     }
+}
+
+/// The language of one text; of an HTML text, of the text it shows.
+fn identify(detector: &Detector, text: &str, html: bool) -> Detection {
+    if html { detector.detect(&crate::html::text_content(text)) } else { detector.detect(text) }
 }

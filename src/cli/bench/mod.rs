@@ -80,3 +80,44 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Mode::Models(a) => models::run(a, &mut out),
     }
 }
+
+/// Progress of `total` items named `unit`: a bar on a terminal, otherwise a plain line at every
+/// tenth (bench translate, bench serve).
+pub(super) struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    step: usize,
+    unit: &'static str,
+}
+
+impl Progress {
+    pub(super) fn new(total: usize, unit: &'static str) -> Progress {
+        use std::io::IsTerminal;
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let b = indicatif::ProgressBar::new(total as u64);
+            b.set_style(
+                indicatif::ProgressStyle::with_template(&format!(
+                    "{{bar:40}} {{pos}}/{{len}} {unit} ({{per_sec}}) {{elapsed}}"
+                ))
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            b
+        });
+        Progress { bar, step: (total / 10).max(1), unit }
+    }
+
+    pub(super) fn update(&self, done: usize, total: usize) {
+        match &self.bar {
+            Some(b) => b.set_position(done as u64),
+            None if done.is_multiple_of(self.step) || done == total => {
+                eprintln!("reseam: {done}/{total} {}", self.unit)
+            }
+            None => {}
+        }
+    }
+
+    pub(super) fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}

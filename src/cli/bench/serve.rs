@@ -1,6 +1,6 @@
 //! `reseam bench serve`: a running server under many concurrent HTTP clients.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -58,24 +58,10 @@ pub fn run(a: Args, out: &mut dyn Write) -> anyhow::Result<()> {
         token: a.token,
         timeout: Duration::from_secs(a.timeout.max(1)),
     };
-    let bar = std::io::stderr().is_terminal().then(|| {
-        let b = indicatif::ProgressBar::new(a.requests as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} requests ({per_sec}) {elapsed}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        b
-    });
-    let step = (a.requests / 10).max(1);
-    let progress = |done: usize, total: usize| match &bar {
-        Some(b) => b.set_position(done as u64),
-        None if done.is_multiple_of(step) || done == total => eprintln!("reseam: {done}/{total} requests"),
-        None => {}
-    };
+    let bar = super::Progress::new(a.requests, "requests");
+    let progress = |done: usize, total: usize| bar.update(done, total);
     let r = bench::run(&posts, &opts, &progress)?;
-    if let Some(b) = &bar {
-        b.finish_and_clear();
-    }
+    bar.finish();
     if let Some(path) = &a.out {
         let mut tsv = String::new();
         for (i, t) in r.translations.iter().enumerate() {

@@ -1,7 +1,7 @@
 //! `reseam bench translate`: posts/s, words/s and latency of the shared engine under many
 //! concurrent clients, then one post at a time on the idle engine, with the process's memory.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
 use reseam::bench::translate as bench;
@@ -89,25 +89,11 @@ pub fn run(a: Args, out: &mut dyn Write) -> anyhow::Result<()> {
         skip_latency: a.skip_latency,
         latency_requests: a.latency_requests,
     };
-    let bar = std::io::stderr().is_terminal().then(|| {
-        let b = indicatif::ProgressBar::new(a.requests as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} posts ({per_sec}) {elapsed}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        b
-    });
-    let step = (a.requests / 10).max(1);
-    let progress = |done: usize, total: usize| match &bar {
-        Some(b) => b.set_position(done as u64),
-        None if done.is_multiple_of(step) || done == total => eprintln!("reseam: {done}/{total} posts"),
-        None => {}
-    };
+    let bar = super::Progress::new(a.requests, "posts");
+    let progress = |done: usize, total: usize| bar.update(done, total);
     let profiling = reseam::profile::init_from_env();
     let r = bench::run(&posts, &opts, &progress)?;
-    if let Some(b) = &bar {
-        b.finish_and_clear();
-    }
+    bar.finish();
     if let Some(path) = &a.out {
         let mut tsv = String::from("direction\tchars\tms\n");
         for s in &r.samples {
