@@ -9,7 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 target_dir=${CARGO_TARGET_DIR:-target}
-venv=${RESEAM_PACKAGING_VENV:-$target_dir/packaging-venv}
+# Absolute, because some checks below run from inside a subfolder.
+venv=$(realpath -m "${RESEAM_PACKAGING_VENV:-$target_dir/packaging-venv}")
 passed=0
 fail() { echo "packaging/test.sh: FAILED: $*" >&2; exit 1; }
 need() { command -v "$1" >/dev/null || fail "$1 is needed ($2)"; }
@@ -95,7 +96,7 @@ if [ "$skip_release" != 1 ]; then
   ok "dpkg-deb -c: the tarball's $(wc -l <"$out/deb-got") files at Debian's paths; Depends; conffiles"
   binary=$out/x/$name/reseam
 else
-  binary=${RESEAM_BINARY:-${CARGO_TARGET_DIR:-target}/debug/reseam}
+  binary=$(realpath -m "${RESEAM_BINARY:-${CARGO_TARGET_DIR:-target}/debug/reseam}")
   [ -x "$binary" ] || fail "no $binary (RESEAM_BINARY): build it first"
   binary=$(realpath "$binary")
   echo "== release tarball and .deb: skipped (RESEAM_PACKAGING_SKIP_RELEASE=1); using $binary"
