@@ -65,6 +65,8 @@ type WeightedRowsFn = unsafe fn(&[f32], usize, usize, &[f32], &mut [f32], usize,
 type SoftmaxFn = unsafe fn(&mut [f32], f32);
 type SiluMulFn = unsafe fn(&[f32], &[f32], &mut [f32]);
 type AbsmaxFn = unsafe fn(&[f32]) -> f32;
+type ExpSum8Fn = unsafe fn(&[f32]) -> (f32, f32);
+type ChainFn = unsafe fn(&[f32], usize, &[f32], usize, usize, usize, usize, &mut [f32], usize);
 
 /// A register-only loop of an instruction set's product step, to measure its peak.
 #[derive(Clone, Copy, Debug)]
@@ -122,6 +124,10 @@ pub struct Kernels {
     attn: (BlockScoresFn, WeightedRowsFn),
     act: (SoftmaxFn, SiluMulFn),
     absmax: AbsmaxFn,
+    /// Marian's log-softmax reductions ([`crate::cephes::max_and_exp_sum8`]).
+    exp_sum8: ExpSum8Fn,
+    /// Marian's attention products over several query rows ([`scalar::chain_products`]).
+    chain: ChainFn,
     /// Row and column-block counts that split work without cutting a kernel tile.
     grain: (usize, usize),
 }
@@ -170,6 +176,8 @@ impl Kernels {
             attn: (block_scores_scalar, weighted_rows_scalar),
             act: (scalar::softmax_scaled, scalar::silu_mul),
             absmax: scalar::absmax,
+            exp_sum8: crate::cephes::max_and_exp_sum8,
+            chain: scalar::chain_products,
             grain: (1, 1),
         }
     }
@@ -385,12 +393,22 @@ fn table(isa: Isa) -> Result<Kernels, String> {
             let fma: (FmaVvFn, FmaSvFn) = (ymm::fma_vv, ymm::fma_sv);
             // A key block of 16 positions is one zmm: the AVX-512 tables do twice the work per
             // instruction in attention.
-            type Float = ((BlockScoresFn, WeightedRowsFn), (SoftmaxFn, SiluMulFn), AbsmaxFn);
-            let (attn, act, absmax): Float = match isa {
-                Isa::Avx2 | Isa::AvxVnni => {
-                    ((ymm::block_scores, ymm::weighted_rows), (ymm::softmax_scaled, ymm::silu_mul), ymm::absmax)
-                }
-                _ => ((zmm::block_scores, zmm::weighted_rows), (zmm::softmax_scaled, zmm::silu_mul), zmm::absmax),
+            type Float = ((BlockScoresFn, WeightedRowsFn), (SoftmaxFn, SiluMulFn), AbsmaxFn, ExpSum8Fn, ChainFn);
+            let (attn, act, absmax, exp_sum8, chain): Float = match isa {
+                Isa::Avx2 | Isa::AvxVnni => (
+                    (ymm::block_scores, ymm::weighted_rows),
+                    (ymm::softmax_scaled, ymm::silu_mul),
+                    ymm::absmax,
+                    ymm::max_and_exp_sum8,
+                    ymm::chain_products,
+                ),
+                _ => (
+                    (zmm::block_scores, zmm::weighted_rows),
+                    (zmm::softmax_scaled, zmm::silu_mul),
+                    zmm::absmax,
+                    zmm::max_and_exp_sum8,
+                    zmm::chain_products,
+                ),
             };
             Ok(Kernels {
                 isa,
@@ -402,6 +420,8 @@ fn table(isa: Isa) -> Result<Kernels, String> {
                 attn,
                 act,
                 absmax,
+                exp_sum8,
+                chain,
                 grain,
             })
         }
@@ -428,6 +448,8 @@ fn table(isa: Isa) -> Result<Kernels, String> {
                 attn: (block_scores_scalar, weighted_rows_scalar),
                 act: (scalar::softmax_scaled, scalar::silu_mul),
                 absmax: scalar::absmax,
+                exp_sum8: crate::cephes::max_and_exp_sum8,
+                chain: scalar::chain_products,
                 grain: (16, 1),
             })
         }

@@ -44,6 +44,7 @@ macro_rules! by_shape {
     };
 }
 
+pub mod cephes;
 pub mod clock;
 mod cpu;
 pub mod dispatch;

@@ -48,6 +48,61 @@ pub fn fma_sv(acc: &mut [f32], s: f32, b: &[f32]) {
     }
 }
 
+/// A float matrix product in which every element is one fused multiply-add chain from 0 in order
+/// over the inner index: `c[i·ldc + j] = fma(a[i·lda + k−1], b[(k−1)·ldb + j], … fma(a[i·lda],
+/// b[j], 0))` for `i < m`, `j < n`. This is MKL's order for attention's products over several
+/// query rows (see reseam's `layers/attention.rs`); the vector forms compute many elements side
+/// by side, each with this chain, so they give its bits.
+#[allow(clippy::too_many_arguments)]
+pub fn chain_products(
+    a: &[f32],
+    lda: usize,
+    b: &[f32],
+    ldb: usize,
+    m: usize,
+    n: usize,
+    k: usize,
+    c: &mut [f32],
+    ldc: usize,
+) {
+    check_chain_products(a, lda, b, ldb, m, n, k, c, ldc);
+    for i in 0..m {
+        for j in 0..n {
+            let mut acc = 0f32;
+            for t in 0..k {
+                acc = a[i * lda + t].mul_add(b[t * ldb + j], acc);
+            }
+            c[i * ldc + j] = acc;
+        }
+    }
+}
+
+/// The lengths [`chain_products`] needs (every form reads and writes only inside them).
+///
+/// # Panics
+/// If a slice is too short for its rows or a stride shorter than its row.
+#[allow(clippy::too_many_arguments)]
+pub fn check_chain_products(
+    a: &[f32],
+    lda: usize,
+    b: &[f32],
+    ldb: usize,
+    m: usize,
+    n: usize,
+    k: usize,
+    c: &[f32],
+    ldc: usize,
+) {
+    let need =
+        |rows: usize, stride: usize, len: usize| if rows == 0 || len == 0 { 0 } else { (rows - 1) * stride + len };
+    assert!(m == 0 || k == 0 || lda >= k, "chain_products: lda {lda} < k {k}");
+    assert!(k == 0 || n == 0 || ldb >= n, "chain_products: ldb {ldb} < n {n}");
+    assert!(m == 0 || n == 0 || ldc >= n, "chain_products: ldc {ldc} < n {n}");
+    assert!(a.len() >= need(m, lda, k), "chain_products: a holds {} of {m}×{k}", a.len());
+    assert!(b.len() >= need(k, ldb, n), "chain_products: b holds {} of {k}×{n}", b.len());
+    assert!(c.len() >= need(m, ldc, n), "chain_products: c holds {} of {m}×{n}", c.len());
+}
+
 /// `e^x` in f32 within 2 ulp, without branches or calls, so loops over it vectorise (libm's
 /// `expf` is a call per element; softmax and SiLU make tens of millions of them in a long
 /// prefill). Inputs are clamped to `[-87.3, 88]`, so results stay finite and normal: below, the

@@ -513,3 +513,137 @@ pub(crate) unsafe fn absmax(x: &[f32]) -> f32 {
     let m = _mm_max_ps(m, _mm_movehl_ps(m, m));
     _mm_cvtss_f32(_mm_max_ss(m, _mm_movehdup_ps(m)))
 }
+
+/// [`crate::cephes::exp_ps`] on 8 lanes: `exp256_ps` of `avx_mathfun.h` instruction for
+/// instruction (multiplies and adds, never fused; `vroundps` for its floor).
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+pub(crate) fn cephes_exp8(x: __m256) -> __m256 {
+    use crate::cephes::c::*;
+    let one = _mm256_set1_ps(1.0);
+    let x = _mm256_min_ps(x, _mm256_set1_ps(EXP_HI));
+    let mut x = _mm256_max_ps(x, _mm256_set1_ps(EXP_LO));
+    let fx = _mm256_add_ps(_mm256_mul_ps(x, _mm256_set1_ps(LOG2EF)), _mm256_set1_ps(0.5));
+    let tmp = _mm256_round_ps::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(fx);
+    let mask = _mm256_and_ps(_mm256_cmp_ps::<_CMP_GT_OS>(tmp, fx), one);
+    let fx = _mm256_sub_ps(tmp, mask);
+    x = _mm256_sub_ps(x, _mm256_mul_ps(fx, _mm256_set1_ps(EXP_C1)));
+    x = _mm256_sub_ps(x, _mm256_mul_ps(fx, _mm256_set1_ps(EXP_C2)));
+    let z = _mm256_mul_ps(x, x);
+    let mut y = _mm256_set1_ps(EXP_P[0]);
+    for &p in &EXP_P[1..] {
+        y = _mm256_add_ps(_mm256_mul_ps(y, x), _mm256_set1_ps(p));
+    }
+    y = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(y, z), x), one);
+    let n = _mm256_add_epi32(_mm256_cvttps_epi32(fx), _mm256_set1_epi32(0x7f));
+    _mm256_mul_ps(y, _mm256_castsi256_ps(_mm256_slli_epi32::<23>(n)))
+}
+
+/// The maximum of 8 lanes (none NaN), in any order: the maximum is exact.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+pub(crate) fn max_of_lanes(m: __m256) -> f32 {
+    let m = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps::<1>(m));
+    let m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    let m = _mm_max_ss(m, _mm_shuffle_ps::<0b01>(m, m));
+    _mm_cvtss_f32(m)
+}
+
+/// The eight lanes of `acc` added left to right from 0, as [`crate::cephes::max_and_exp_sum8`]
+/// ends.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+pub(crate) fn sum_left_to_right(acc: __m256) -> f32 {
+    let mut lanes = [0f32; 8];
+    // SAFETY: 8 floats of room.
+    unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), acc) };
+    let mut sum = 0f32;
+    for a in lanes {
+        sum += a;
+    }
+    sum
+}
+
+/// [`crate::cephes::max_and_exp_sum8`] with ymm registers: four running maxima (vmaxps keeps its
+/// second operand, the accumulator, when the value is NaN, as the running comparison skips it),
+/// then one register of eight lane sums, one [`cephes_exp8`] per eight values.
+///
+/// # Safety
+/// The CPU has AVX2 and FMA; the row is not empty and its length a multiple of 8.
+#[target_feature(enable = "avx2,fma")]
+pub(crate) unsafe fn max_and_exp_sum8(row: &[f32]) -> (f32, f32) {
+    let n = row.len();
+    if row[0].is_nan() {
+        // A NaN first value is the maximum; nothing here is fast then.
+        return crate::cephes::max_and_exp_sum8(row);
+    }
+    let p = row.as_ptr();
+    let mut m = [_mm256_set1_ps(row[0]); 4];
+    let mut i = 0;
+    while i + 32 <= n {
+        for (k, mk) in m.iter_mut().enumerate() {
+            // SAFETY: 32 floats readable at `row[i..]`.
+            *mk = _mm256_max_ps(unsafe { _mm256_loadu_ps(p.add(i + 8 * k)) }, *mk);
+        }
+        i += 32;
+    }
+    while i < n {
+        // SAFETY: `n` is a multiple of 8, so 8 floats are readable at `row[i..]`.
+        m[0] = _mm256_max_ps(unsafe { _mm256_loadu_ps(p.add(i)) }, m[0]);
+        i += 8;
+    }
+    let max = max_of_lanes(_mm256_max_ps(_mm256_max_ps(m[0], m[1]), _mm256_max_ps(m[2], m[3])));
+    let mv = _mm256_set1_ps(max);
+    let mut acc = _mm256_setzero_ps();
+    for i in (0..n).step_by(8) {
+        // SAFETY: as above.
+        acc = _mm256_add_ps(acc, cephes_exp8(_mm256_sub_ps(unsafe { _mm256_loadu_ps(p.add(i)) }, mv)));
+    }
+    (max, sum_left_to_right(acc))
+}
+
+/// [`crate::scalar::chain_products`] with ymm registers: tiles of up to 4 rows × 8 columns, one
+/// accumulator per row, `vfmadd231ps` over the inner index in order; the last columns through
+/// masked loads and stores.
+///
+/// # Safety
+/// The CPU has AVX2 and FMA; lengths as [`crate::scalar::check_chain_products`] checks them.
+#[target_feature(enable = "avx2,fma")]
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn chain_products(
+    a: &[f32],
+    lda: usize,
+    b: &[f32],
+    ldb: usize,
+    m: usize,
+    n: usize,
+    k: usize,
+    c: &mut [f32],
+    ldc: usize,
+) {
+    let mut i = 0;
+    while i < m {
+        let r = (m - i).min(4);
+        let mut j = 0;
+        while j < n {
+            let w = (n - j).min(8);
+            let lanes: [i32; 8] = std::array::from_fn(|l| if l < w { -1 } else { 0 });
+            // SAFETY: 8 i32 readable.
+            let mask = unsafe { _mm256_loadu_si256(lanes.as_ptr().cast()) };
+            let mut acc = [_mm256_setzero_ps(); 4];
+            for t in 0..k {
+                // SAFETY: the masked lanes are `b[t·ldb + j ..][..w]`, inside `b` (checked).
+                let bv = unsafe { _mm256_maskload_ps(b.as_ptr().add(t * ldb + j), mask) };
+                for (rr, ac) in acc.iter_mut().enumerate().take(r) {
+                    *ac = _mm256_fmadd_ps(_mm256_set1_ps(a[(i + rr) * lda + t]), bv, *ac);
+                }
+            }
+            for (rr, ac) in acc.iter().enumerate().take(r) {
+                // SAFETY: the masked lanes are `c[(i + rr)·ldc + j ..][..w]`, inside `c` (checked).
+                unsafe { _mm256_maskstore_ps(c.as_mut_ptr().add((i + rr) * ldc + j), mask, *ac) };
+            }
+            j += 8;
+        }
+        i += r;
+    }
+}

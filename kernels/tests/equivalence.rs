@@ -592,3 +592,60 @@ fn report_and_require_isas() {
     }
     assert!(missing.is_empty(), "RESEAM_TEST_REQUIRE_ISA={required} but not usable here: {}", missing.join("; "));
 }
+
+/// Marian's log-softmax reductions (the row's maximum, the 8-lane sum of Cephes exponentials)
+/// on every table equal the specification's bits, on lengths from one register to a whole
+/// vocabulary: plain rows, masked (−∞) entries, ties, NaN first or later, values past the
+/// exponential's clamp.
+#[test]
+fn log_softmax_reductions_equal_reference() {
+    let mut r = Rng(11);
+    for len in (8..=160).step_by(8).chain([256, 1000, 8000, 32000]) {
+        let base: Vec<f32> = (0..len).map(|_| r.f32_in(-25.0, 12.0)).collect();
+        let mut rows = vec![base.clone(), vec![3.5; len]];
+        for special in [f32::NEG_INFINITY, f32::NAN, 1e30, -1e30, 200.0, -200.0, -0.0, f32::INFINITY] {
+            for stride in [3, 17] {
+                let mut x = base.clone();
+                for (i, v) in x.iter_mut().enumerate() {
+                    if (i * 7 + len) % stride == 0 {
+                        *v = special;
+                    }
+                }
+                rows.push(x.clone());
+                x[0] = special;
+                rows.push(x);
+            }
+        }
+        for x in &rows {
+            let (m, s) = reseam_kernels::cephes::max_and_exp_sum8(x);
+            for k in Kernels::candidates() {
+                let (km, ks) = k.max_and_exp_sum8(x);
+                assert_eq!((km.to_bits(), ks.to_bits()), (m.to_bits(), s.to_bits()), "{} on {len} values", k.name());
+            }
+        }
+    }
+}
+
+/// Attention's chained products (one fused multiply-add chain per element) on every table equal
+/// the specification on every tile edge: 1–9 rows, 1–40 columns, inner sizes of the three head
+/// sizes and of short sources, strided operands, and nothing written outside the output.
+#[test]
+fn chain_products_equal_reference() {
+    let mut r = Rng(5);
+    for m in 1..=9 {
+        for n in (1..=40).chain([64, 127]) {
+            for k in [1, 3, 17, 32, 48, 64] {
+                let (lda, ldb, ldc) = (k + 3, n + 5, n + 2);
+                let a: Vec<f32> = (0..m * lda).map(|_| r.f32_in(-2.0, 2.0)).collect();
+                let b: Vec<f32> = (0..k * ldb).map(|_| r.f32_in(-2.0, 2.0)).collect();
+                let mut want = vec![-7.25f32; m * ldc];
+                scalar::chain_products(&a, lda, &b, ldb, m, n, k, &mut want, ldc);
+                for kern in Kernels::candidates() {
+                    let mut got = vec![-7.25f32; m * ldc];
+                    kern.chain_products(&a, lda, &b, ldb, m, n, k, &mut got, ldc);
+                    assert_eq!(fbits(&got), fbits(&want), "{} m {m} n {n} k {k}", kern.name());
+                }
+            }
+        }
+    }
+}

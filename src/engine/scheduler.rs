@@ -4,12 +4,14 @@
 //! and its own working memory. One round of the loop:
 //! 1. takes in new requests (waiting only when there is no work at all);
 //! 2. admits queued chunks, oldest first and model after model in turn, into the parts with the
-//!    fewest rows, at most MAX_BATCH live per model and, while others are decoding, a bounded
+//!    least work, at most MAX_BATCH live per model and, while others are decoding, a bounded
 //!    number of source pieces, so that decoding sentences keep moving;
-//! 3. runs every part at once: each thread encodes the chunks it was given and runs one decoder
+//! 3. moves decoding slots between parts so that every part has about as much work this round:
+//!    a part that encodes a new sentence decodes fewer rows;
+//! 4. runs every part at once: each thread encodes the chunks it was given and runs one decoder
 //!    step over each model's slots in its part, without barriers inside;
-//! 4. hands the finished chunks to their requests (a pivoted sentence's second stage is queued
-//!    here) and moves slots between parts so that they stay within one row of each other.
+//! 5. hands the finished chunks to their requests (a pivoted sentence's second stage is queued
+//!    here).
 //!
 //! So the work is split by rows: each thread takes a contiguous share of all rows of all models'
 //! step. With fewer live rows than threads the spare threads idle.
@@ -35,6 +37,13 @@ pub const SPLIT_ROWS_PER_THREAD: usize = 1;
 /// Source pieces encoded per round while sentences are decoding: about the cost of a few decoder
 /// steps, so a burst of new sentences delays the others by little.
 const ENCODE_PIECES_PER_ROUND: usize = 2048;
+
+/// What encoding one source piece costs, in decoder rows (one sentence's decoder step, output
+/// layer included). Measured with `RESEAM_MT_PROFILE=1` on the fixture's held-out set at
+/// `--threads 1` (tiny, base-memory and base shapes alike): encoder seconds / pieces encoded
+/// against decoder seconds / rows stepped come out at 0.8–1.2, so about one. A round's parts are
+/// balanced on rows + pieces to encode.
+const ENCODE_COST_PER_PIECE: usize = 1;
 
 /// The compute threads.
 pub(crate) fn pool(threads: usize, pin_from_core: Option<usize>) -> std::io::Result<rayon::ThreadPool> {
@@ -105,6 +114,14 @@ struct Part {
 impl Part {
     fn rows(&self) -> usize {
         self.lanes.iter().map(|l| l.slots.len() + l.incoming.len()).sum()
+    }
+
+    /// This round's work in decoder rows: its slots, and the chunks it encodes first.
+    fn cost(&self) -> usize {
+        self.lanes
+            .iter()
+            .map(|l| l.slots.len() + l.incoming.iter().map(|(u, _)| u.src.len() * ENCODE_COST_PER_PIECE).sum::<usize>())
+            .sum()
     }
 
     /// Encodes what came in, then one decoder step over every model's slots.
@@ -225,11 +242,11 @@ impl Scheduler {
             }
             self.enqueue();
             self.admit();
+            self.balance();
             drop(t);
             self.compute();
             let _t = profile::time(Kind::Scheduling);
             self.collect();
-            self.balance();
         }
     }
 
@@ -265,7 +282,7 @@ impl Scheduler {
                     continue;
                 };
                 budget = budget.saturating_sub(unit.src.len());
-                let p = (0..self.parts.len()).min_by_key(|&p| self.parts[p].rows()).unwrap_or(0);
+                let p = (0..self.parts.len()).min_by_key(|&p| self.parts[p].cost()).unwrap_or(0);
                 self.parts[p].lanes[l].incoming.push((unit, opts));
                 self.lanes[l].live += 1;
             }
@@ -312,22 +329,20 @@ impl Scheduler {
         }
     }
 
-    /// Moves slots from the fullest part to the emptiest until they are within one row.
+    /// Moves decoding slots from the part with the most work this round to the one with the
+    /// least, while that narrows the gap (a slot is one row of work).
     fn balance(&mut self) {
         if self.parts.len() < 2 {
             return;
         }
         loop {
-            let (mut lo, mut hi) = (0, 0);
-            for p in 0..self.parts.len() {
-                if self.parts[p].rows() < self.parts[lo].rows() {
-                    lo = p;
-                }
-                if self.parts[p].rows() > self.parts[hi].rows() {
-                    hi = p;
-                }
-            }
-            if self.parts[hi].rows() <= self.parts[lo].rows() + 1 {
+            let by_cost = |p: &usize| self.parts[*p].cost();
+            let (Some(lo), Some(hi)) =
+                ((0..self.parts.len()).min_by_key(by_cost), (0..self.parts.len()).max_by_key(by_cost))
+            else {
+                return;
+            };
+            if self.parts[hi].cost() <= self.parts[lo].cost() + 1 {
                 return;
             }
             let Some(l) = self.parts[hi].lanes.iter().position(|l| !l.slots.is_empty()) else { return };

@@ -80,6 +80,36 @@ impl Kernels {
         unsafe { (self.absmax)(x) }
     }
 
+    /// Marian's log-softmax reductions of a row of a multiple of 8 values: its maximum and the
+    /// sum of `exp_ps(x − max)` in 8 lanes (see [`crate::cephes::max_and_exp_sum8`]).
+    #[inline]
+    pub fn max_and_exp_sum8(&self, row: &[f32]) -> (f32, f32) {
+        assert!(!row.is_empty() && row.len().is_multiple_of(8), "max_and_exp_sum8: {} values", row.len());
+        // SAFETY: the table was built for an ISA this CPU runs, and the length is checked.
+        unsafe { (self.exp_sum8)(row) }
+    }
+
+    /// `c = a · b`, each element one fused multiply-add chain from 0 in order over the inner
+    /// index (see [`scalar::chain_products`]).
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub fn chain_products(
+        &self,
+        a: &[f32],
+        lda: usize,
+        b: &[f32],
+        ldb: usize,
+        m: usize,
+        n: usize,
+        k: usize,
+        c: &mut [f32],
+        ldc: usize,
+    ) {
+        scalar::check_chain_products(a, lda, b, ldb, m, n, k, c, ldc);
+        // SAFETY: the table was built for an ISA this CPU runs, and the lengths are checked.
+        unsafe { (self.chain)(a, lda, b, ldb, m, n, k, c, ldc) }
+    }
+
     /// `out = epilogue(a · b)` in the given arithmetic, after checking every length.
     pub fn gemm(
         &self,

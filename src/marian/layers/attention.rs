@@ -269,17 +269,18 @@ pub fn attend(
             }
         }
     }
+    if chains {
+        // `chain(q_i, k_j)` for every query and key at once: fma over t from 0, starting at 0.
+        kern.chain_products(&q.data[q.col..], q.stride, kt, n, m, n, dk, scores, n);
+        for s in scores.iter_mut() {
+            *s *= scale;
+        }
+    }
     for i in 0..m {
         let qi = q.row(i, dk);
         let row = &mut scores[i * n..(i + 1) * n];
         if chains {
-            // `chain(q, k_j)` for every key j at once: fma over t from 0, starting at 0.
-            for (t, &qt) in qi.iter().enumerate() {
-                kern.fma_sv(row, qt, &kt[t * n..(t + 1) * n]);
-            }
-            for s in row.iter_mut() {
-                *s *= scale;
-            }
+            // Computed for all rows at once, below the loop.
         } else {
             if let Some(kt) = keys_t
                 && carried > 0
@@ -299,45 +300,42 @@ pub fn attend(
     let (s, tmp) = tmp.split_at_mut(dk);
     let (t1, t2) = tmp.split_at_mut(dk);
     let t2 = &mut t2[..dk];
-    for i in 0..m {
-        let w = &scores[i * n..(i + 1) * n];
-        let o = &mut out[i * out_stride + out_col..i * out_stride + out_col + dk];
-        if m == 1 {
-            // [`wv_one_row`] for all dimensions at once.
-            c.fill(0.0);
-            let mut b = 0;
-            while b + 8 <= n {
-                s.copy_from_slice(c);
-                kern.fma_sv(s, w[b + 6], v.row(b + 6, dk));
-                kern.fma_sv(s, w[b + 4], v.row(b + 4, dk));
-                // pair(p, q) = fma(w_p, v_p, w_q · v_q)
-                let pair = |into: &mut [f32], p: usize, q: usize| {
-                    for (x, &vq) in into.iter_mut().zip(v.row(q, dk)) {
-                        *x = w[q] * vq;
-                    }
-                    kern.fma_sv(into, w[p], v.row(p, dk));
-                };
-                pair(t1, b + 5, b + 7);
-                for (x, &y) in s.iter_mut().zip(t1.iter()) {
-                    *x += y;
+    if m == 1 {
+        let w = &scores[..n];
+        let o = &mut out[out_col..out_col + dk];
+        // [`wv_one_row`] for all dimensions at once.
+        c.fill(0.0);
+        let mut b = 0;
+        while b + 8 <= n {
+            s.copy_from_slice(c);
+            kern.fma_sv(s, w[b + 6], v.row(b + 6, dk));
+            kern.fma_sv(s, w[b + 4], v.row(b + 4, dk));
+            // pair(p, q) = fma(w_p, v_p, w_q · v_q)
+            let pair = |into: &mut [f32], p: usize, q: usize| {
+                for (x, &vq) in into.iter_mut().zip(v.row(q, dk)) {
+                    *x = w[q] * vq;
                 }
-                pair(t1, b, b + 2);
-                pair(t2, b + 1, b + 3);
-                for d in 0..dk {
-                    c[d] = s[d] + (t1[d] + t2[d]);
-                }
-                b += 8;
+                kern.fma_sv(into, w[p], v.row(p, dk));
+            };
+            pair(t1, b + 5, b + 7);
+            for (x, &y) in s.iter_mut().zip(t1.iter()) {
+                *x += y;
             }
-            for (j, &wj) in w.iter().enumerate().skip(b) {
-                kern.fma_sv(c, wj, v.row(j, dk));
+            pair(t1, b, b + 2);
+            pair(t2, b + 1, b + 3);
+            for d in 0..dk {
+                c[d] = s[d] + (t1[d] + t2[d]);
             }
-            o.copy_from_slice(c);
-        } else {
-            o.fill(0.0);
-            for (j, &wj) in w.iter().enumerate() {
-                kern.fma_sv(o, wj, v.row(j, dk));
-            }
+            b += 8;
         }
+        for (j, &wj) in w.iter().enumerate().skip(b) {
+            kern.fma_sv(c, wj, v.row(j, dk));
+        }
+        o.copy_from_slice(c);
+    } else {
+        // A plain chain over the keys for every row and dimension at once.
+        let out = &mut out[out_col..];
+        kern.chain_products(scores, n, &v.data[v.col..], v.stride, m, dk, n, out, out_stride);
     }
 }
 

@@ -5,7 +5,6 @@
 pub mod attention;
 pub mod debug;
 pub mod linear;
-pub mod mathfun;
 pub mod norm;
 pub mod position;
 pub mod softmax;

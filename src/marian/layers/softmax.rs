@@ -6,7 +6,8 @@
 //! elements `l, l+lanes, ...`, the lane sums are added left to right at the end. The SIMD paths use
 //! the Cephes `exp_ps`/`log_ps` polynomials, the scalar path libm's `expf`/`logf`.
 
-use super::mathfun::{exp_ps, log_ps};
+use reseam_kernels::Kernels;
+use reseam_kernels::cephes::{exp_ps, log_ps};
 
 /// How many lanes Marian uses for a row of `n` values.
 #[inline]
@@ -66,47 +67,50 @@ pub fn softmax(row: &mut [f32]) {
     }
 }
 
-/// In-place log-softmax of one row.
+/// Marian's log-softmax of a row is `(x − max) − log_sum` per element; this gives `(max,
+/// log_sum)` without writing the row, the 8-lane reductions through the kernels' vector forms
+/// (the same bits as the scalar ones). The row is not empty.
+pub fn max_and_log_sum(kern: &Kernels, row: &[f32]) -> (f32, f32) {
+    match lanes_for(row.len()) {
+        8 => {
+            let (max, sum) = kern.max_and_exp_sum8(row);
+            // The SIMD paths broadcast the sum and take log_ps of it.
+            (max, log_ps(sum))
+        }
+        4 => {
+            let max = row_max(row);
+            let mut acc = [0f32; 4];
+            for chunk in row.chunks_exact(4) {
+                for (a, &v) in acc.iter_mut().zip(chunk) {
+                    *a += exp_ps(v - max);
+                }
+            }
+            let mut sum = 0f32;
+            for a in acc {
+                sum += a;
+            }
+            (max, log_ps(sum))
+        }
+        _ => {
+            let max = row_max(row);
+            let mut sum = 0f32;
+            for &v in row {
+                sum += (v - max).exp();
+            }
+            (max, sum.ln())
+        }
+    }
+}
+
+/// In-place log-softmax of one row (the scalar kernels; the engine's search uses
+/// [`max_and_log_sum`] and never writes the row).
 pub fn log_softmax(row: &mut [f32]) {
     if row.is_empty() {
         return;
     }
-    let lanes = lanes_for(row.len());
-    let max = row_max(row);
-    let mut acc = [0f32; 8];
-    if lanes == 1 {
-        for v in row.iter_mut() {
-            let sm = *v - max;
-            acc[0] += sm.exp();
-            *v = sm;
-        }
-    } else if lanes == 8 {
-        // Fixed-size lanes so the eight exponentials become vector code.
-        for chunk in row.chunks_exact_mut(8) {
-            let chunk: &mut [f32; 8] = chunk.try_into().expect("chunks of 8");
-            for (a, v) in acc.iter_mut().zip(chunk.iter_mut()) {
-                let sm = *v - max;
-                *a += exp_ps(sm);
-                *v = sm;
-            }
-        }
-    } else {
-        for chunk in row.chunks_exact_mut(lanes) {
-            for (a, v) in acc.iter_mut().zip(chunk.iter_mut()) {
-                let sm = *v - max;
-                *a += exp_ps(sm);
-                *v = sm;
-            }
-        }
-    }
-    let mut sum = 0f32;
-    for &a in &acc[..lanes] {
-        sum += a;
-    }
-    // The SIMD paths broadcast the sum and take log_ps of it.
-    let log_sum = if lanes == 1 { sum.ln() } else { log_ps(sum) };
+    let (max, log_sum) = max_and_log_sum(&Kernels::reference(), row);
     for v in row.iter_mut() {
-        *v -= log_sum;
+        *v = (*v - max) - log_sum;
     }
 }
 

@@ -11,7 +11,7 @@
 use reseam_kernels::{Arithmetic, Kernels, ShapeError};
 
 use crate::marian::Model;
-use crate::marian::layers::softmax::log_softmax;
+use crate::marian::layers::softmax::{log_softmax, max_and_log_sum};
 use crate::marian::transformer::{DecoderState, EncoderOut, Runtime, ShortOutput, StepInput, StepRow, Workspace};
 use crate::profile::{self, Kind};
 
@@ -150,8 +150,8 @@ pub fn step(rt: &Runtime, model: &Model, buf: &mut Buffers, slots: &mut [Slot]) 
     for (r, slot) in slots.iter_mut().enumerate() {
         let ids = slot.short.as_ref().map(|s| s.ids.as_slice());
         let n = ids.map(|v| v.len()).unwrap_or(vocab);
-        let row = &mut buf.logits[r * vocab..r * vocab + n];
-        let (col, score) = choose(row, slot.path, ids, unk);
+        let row = &buf.logits[r * vocab..r * vocab + n];
+        let (col, score) = choose(rt.kernels, row, slot.path, ids, unk);
         let token = ids.map(|v| v[col]).unwrap_or(col as u32);
         slot.path = score;
         if token == eos {
@@ -314,19 +314,24 @@ impl<'m> Decoder<'m> {
 
 /// Marian's greedy choice: log-softmax the row, add the path score, never pick `<unk>`, take the
 /// first maximum (`std::partial_sort` with beam 1 keeps the earliest of equal scores). Returns
-/// the column and its new path score.
-pub fn choose(row: &mut [f32], path: f32, ids: Option<&[u32]>, unk: u32) -> (usize, f32) {
-    {
-        let _t = profile::time(Kind::Softmax);
-        log_softmax(row);
+/// the column and its new path score. The row is read, not written: each score is
+/// `path + ((x − max) − log_sum)`, the float operations of Marian's log-softmax and its sum.
+pub fn choose(kern: &Kernels, row: &[f32], path: f32, ids: Option<&[u32]>, unk: u32) -> (usize, f32) {
+    if row.is_empty() {
+        return (0, path);
     }
+    let (max, log_sum) = {
+        let _t = profile::time(Kind::Softmax);
+        max_and_log_sum(kern, row)
+    };
     let _t = profile::time(Kind::Argmax);
+    let score = |x: f32| path + ((x - max) - log_sum);
     let unk_col = match ids {
         Some(v) => v.iter().position(|&i| i == unk),
         None => Some(unk as usize),
     };
     let Some(first) = (0..row.len()).find(|&j| Some(j) != unk_col) else { return (0, path) };
-    let s0 = path + row[first];
+    let s0 = score(row[first]);
     if s0.is_nan() {
         // Nothing beats a NaN first candidate in Marian's comparison.
         return (first, s0);
@@ -335,26 +340,27 @@ pub fn choose(row: &mut [f32], path: f32, ids: Option<&[u32]>, unk: u32) -> (usi
     // running `s > best` over the columns (NaN never wins, the earliest of equal scores does).
     let (before, after) = match unk_col {
         Some(u) if u < row.len() => (&row[..u], &row[u + 1..]),
-        _ => (&row[..], &row[..0]),
+        _ => (row, &row[..0]),
     };
-    let m = max_score(before, path).max(max_score(after, path)).max(s0);
-    let j = (first..row.len()).find(|&j| Some(j) != unk_col && path + row[j] == m).unwrap_or(first);
+    let m = max_score(before, &score).max(max_score(after, &score)).max(s0);
+    let j = (first..row.len()).find(|&j| Some(j) != unk_col && score(row[j]) == m).unwrap_or(first);
     (j, m)
 }
 
-/// The largest `path + x` over `xs`, NaN ignored (−∞ when there is none).
-fn max_score(xs: &[f32], path: f32) -> f32 {
+/// The largest `score(x)` over `xs`, NaN ignored (−∞ when there is none).
+#[inline]
+fn max_score(xs: &[f32], score: &impl Fn(f32) -> f32) -> f32 {
     let mut acc = [f32::NEG_INFINITY; 16];
     let chunks = xs.chunks_exact(16);
     let rest = chunks.remainder();
     for c in chunks {
         for (a, &x) in acc.iter_mut().zip(c) {
-            let s = path + x;
+            let s = score(x);
             *a = if s > *a { s } else { *a };
         }
     }
     let mut m = f32::NEG_INFINITY;
-    for s in acc.into_iter().chain(rest.iter().map(|x| path + x)) {
+    for s in acc.into_iter().chain(rest.iter().map(|&x| score(x))) {
         if s > m {
             m = s;
         }
@@ -420,15 +426,13 @@ mod tests {
             let unk = rnd(n as u64 + 2) as u32;
             let ids: Vec<u32> = (0..n as u32).map(|i| (i * 3) % (n as u32 + 1)).collect();
             for sl in [None, Some(ids.as_slice())] {
-                let (mut a, mut b) = (row.clone(), row.clone());
-                let got = choose(&mut a, path, sl, unk);
+                let mut b = row.clone();
                 let want = choose_reference(&mut b, path, sl, unk);
-                assert_eq!(got.0, want.0, "case {case}: {row:?} path {path} unk {unk} ids {sl:?}");
-                assert_eq!(got.1.to_bits(), want.1.to_bits(), "case {case}");
-                assert_eq!(
-                    a.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
-                    b.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
-                );
+                for k in Kernels::candidates() {
+                    let got = choose(&k, &row, path, sl, unk);
+                    assert_eq!(got.0, want.0, "{} case {case}: {row:?} path {path} unk {unk} ids {sl:?}", k.name());
+                    assert_eq!(got.1.to_bits(), want.1.to_bits(), "{} case {case}", k.name());
+                }
             }
             row.reverse();
         }
@@ -436,9 +440,9 @@ mod tests {
 
     #[test]
     fn choice_skips_unk_and_keeps_the_first_maximum() {
-        let mut row = vec![0.0, 5.0, 1.0, 1.0];
-        assert_eq!(choose(&mut row, 0.0, None, 1).0, 2);
-        let mut row = vec![0.0, 5.0, 1.0, 1.0];
-        assert_eq!(choose(&mut row, 0.0, Some(&[0, 7, 1, 9]), 1).0, 1);
+        let k = Kernels::reference();
+        let row = vec![0.0, 5.0, 1.0, 1.0];
+        assert_eq!(choose(&k, &row, 0.0, None, 1).0, 2);
+        assert_eq!(choose(&k, &row, 0.0, Some(&[0, 7, 1, 9]), 1).0, 1);
     }
 }

@@ -8,8 +8,8 @@ use reseam_kernels::ShapeError;
 
 use super::{EncoderOut, Marian, Runtime, ShortOutput, Workspace, dump, dump_layer, ffn, fused, grow, linear};
 use crate::marian::layers::attention::{View, attend};
-use crate::marian::layers::mathfun::sigmoid_ps;
 use crate::marian::layers::norm::add_layer_norm;
+use reseam_kernels::cephes::sigmoid_ps;
 
 /// A sentence's decoder state: its encoder result and the SSRU cell of every layer.
 pub struct DecoderState {

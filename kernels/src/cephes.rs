@@ -1,4 +1,6 @@
-//! The Cephes-style `exp_ps`/`log_ps` of `sse_mathfun.h`/`avx_mathfun.h`, one lane at a time.
+//! The Cephes-style `exp_ps`/`log_ps` of `sse_mathfun.h`/`avx_mathfun.h`, one lane at a time,
+//! and the reductions of Marian's log-softmax built on them: the specification of the vector
+//! forms in `ymm.rs` and `zmm.rs`.
 //!
 //! Marian's SIMD softmax, log-softmax and sigmoid call these polynomials instead of libm, so their
 //! last bits differ from `expf`/`logf`. Every step below is one SIMD instruction of the original
@@ -8,7 +10,7 @@
 // The literals of avx_mathfun.h verbatim (as doubles), rounded to float as its `_PS256_CONST`
 // arrays do.
 #[allow(clippy::excessive_precision, clippy::approx_constant)]
-mod c {
+pub(crate) mod c {
     pub const EXP_HI: f32 = 88.3762626647949f64 as f32;
     pub const EXP_LO: f32 = -88.3762626647949f64 as f32;
     pub const LOG2EF: f32 = 1.44269504088896341f64 as f32;
@@ -40,7 +42,7 @@ mod c {
 use c::*;
 
 /// 1.5·2^23: adding it leaves a float's integer part, rounded to nearest, in the mantissa.
-const ROUND: f32 = 12_582_912.0;
+pub(crate) const ROUND: f32 = 12_582_912.0;
 
 /// `_mm_min_ps(x, y)`: `x < y ? x : y` (the second operand when either is NaN).
 #[inline]
@@ -127,6 +129,37 @@ pub fn log_ps(x: f32) -> f32 {
 pub fn sigmoid_ps(x: f32) -> f32 {
     let e = exp_ps(x);
     e / (1.0 + e)
+}
+
+/// The two reductions of Marian's `LogSoftmax` over a row of a multiple of 8 values (8 lanes
+/// of `float32x8`): the row's maximum, and the sum of `exp_ps(x − max)` with lane `l` summing
+/// elements `l, l + 8, ...` in order and the lane sums added left to right. The log-softmax is
+/// then `(x − max) − log_ps(sum)`. Returns `(max, sum)`.
+///
+/// The maximum is Marian's running `m < x ? x : m` from the first element: NaN never wins
+/// unless it is first.
+///
+/// # Panics
+/// If the row is empty or its length is not a multiple of 8.
+pub fn max_and_exp_sum8(row: &[f32]) -> (f32, f32) {
+    assert!(!row.is_empty() && row.len().is_multiple_of(8), "max_and_exp_sum8: {} values", row.len());
+    let mut max = row[0];
+    for &v in &row[1..] {
+        if max < v {
+            max = v;
+        }
+    }
+    let mut acc = [0f32; 8];
+    for chunk in row.chunks_exact(8) {
+        for (a, &v) in acc.iter_mut().zip(chunk) {
+            *a += exp_ps(v - max);
+        }
+    }
+    let mut sum = 0f32;
+    for a in acc {
+        sum += a;
+    }
+    (max, sum)
 }
 
 #[cfg(test)]
