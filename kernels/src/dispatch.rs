@@ -67,6 +67,7 @@ type SiluMulFn = unsafe fn(&[f32], &[f32], &mut [f32]);
 type AbsmaxFn = unsafe fn(&[f32]) -> f32;
 type ExpSum8Fn = unsafe fn(&[f32]) -> (f32, f32);
 type ChainFn = unsafe fn(&[f32], usize, &[f32], usize, usize, usize, usize, &mut [f32], usize);
+type OneRowFn = unsafe fn(&[f32], &[f32], usize, usize, &mut [f32]);
 
 /// A register-only loop of an instruction set's product step, to measure its peak.
 #[derive(Clone, Copy, Debug)]
@@ -128,6 +129,9 @@ pub struct Kernels {
     exp_sum8: ExpSum8Fn,
     /// Marian's attention products over several query rows ([`scalar::chain_products`]).
     chain: ChainFn,
+    /// Marian's attention products for one query row ([`scalar::carry_scores`],
+    /// [`scalar::one_row_values`]).
+    one_row: (OneRowFn, OneRowFn),
     /// Row and column-block counts that split work without cutting a kernel tile.
     grain: (usize, usize),
 }
@@ -178,6 +182,7 @@ impl Kernels {
             absmax: scalar::absmax,
             exp_sum8: crate::cephes::max_and_exp_sum8,
             chain: scalar::chain_products,
+            one_row: (scalar::carry_scores, scalar::one_row_values),
             grain: (1, 1),
         }
     }
@@ -393,14 +398,15 @@ fn table(isa: Isa) -> Result<Kernels, String> {
             let fma: (FmaVvFn, FmaSvFn) = (ymm::fma_vv, ymm::fma_sv);
             // A key block of 16 positions is one zmm: the AVX-512 tables do twice the work per
             // instruction in attention.
-            type Float = ((BlockScoresFn, WeightedRowsFn), (SoftmaxFn, SiluMulFn), AbsmaxFn, ExpSum8Fn, ChainFn);
-            let (attn, act, absmax, exp_sum8, chain): Float = match isa {
+            type Float = ((BlockScoresFn, WeightedRowsFn), (SoftmaxFn, SiluMulFn), AbsmaxFn, ExpSum8Fn, ChainFn, (OneRowFn, OneRowFn));
+            let (attn, act, absmax, exp_sum8, chain, one_row): Float = match isa {
                 Isa::Avx2 | Isa::AvxVnni => (
                     (ymm::block_scores, ymm::weighted_rows),
                     (ymm::softmax_scaled, ymm::silu_mul),
                     ymm::absmax,
                     ymm::max_and_exp_sum8,
                     ymm::chain_products,
+                    (ymm::carry_scores, ymm::one_row_values),
                 ),
                 _ => (
                     (zmm::block_scores, zmm::weighted_rows),
@@ -408,6 +414,7 @@ fn table(isa: Isa) -> Result<Kernels, String> {
                     zmm::absmax,
                     zmm::max_and_exp_sum8,
                     zmm::chain_products,
+                    (zmm::carry_scores, zmm::one_row_values),
                 ),
             };
             Ok(Kernels {
@@ -422,6 +429,7 @@ fn table(isa: Isa) -> Result<Kernels, String> {
                 absmax,
                 exp_sum8,
                 chain,
+                one_row,
                 grain,
             })
         }
@@ -450,6 +458,7 @@ fn table(isa: Isa) -> Result<Kernels, String> {
                 absmax: scalar::absmax,
                 exp_sum8: crate::cephes::max_and_exp_sum8,
                 chain: scalar::chain_products,
+                one_row: (scalar::carry_scores, scalar::one_row_values),
                 grain: (16, 1),
             })
         }

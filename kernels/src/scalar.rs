@@ -103,6 +103,99 @@ pub fn check_chain_products(
     assert!(c.len() >= need(m, ldc, n), "chain_products: c holds {} of {m}×{n}", c.len());
 }
 
+/// MKL's `Q·Kᵀ` for one query row over keys whose block of 4 is full (reseam's
+/// `layers/attention.rs` says how it was read off MKL): for each key `j < nb`, with `b_t` =
+/// `kt[t·ldkt + j]` (the keys transposed), the first product alone, then every full chunk of 16
+/// elements from element 1 fused into 16 lanes (the first product in lane 0), the lanes halved
+/// (`l + l+8`, `+4`, `+2`, `+1`); the partial chunk left fused into fresh lanes with that sum in
+/// lane 0, halved again. `out[j]` gets the sum (not scaled).
+pub fn carry_scores(q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: &mut [f32]) {
+    check_carry_scores(q, kt, ldkt, nb, out);
+    let k = q.len();
+    let halve = |mut v: [f32; 16]| {
+        let mut h = 8;
+        while h > 0 {
+            for i in 0..h {
+                v[i] += v[i + h];
+            }
+            h /= 2;
+        }
+        v[0]
+    };
+    for (j, o) in out.iter_mut().enumerate().take(nb) {
+        let b = |t: usize| kt[t * ldkt + j];
+        let mut carry = q[0] * b(0);
+        let full = (k - 1) / 16;
+        let mut i = 1;
+        if full > 0 {
+            let mut lanes = [0f32; 16];
+            lanes[0] = carry;
+            for _ in 0..full {
+                for (l, lane) in lanes.iter_mut().enumerate() {
+                    *lane = q[i + l].mul_add(b(i + l), *lane);
+                }
+                i += 16;
+            }
+            carry = halve(lanes);
+        }
+        if i < k {
+            let mut lanes = [0f32; 16];
+            lanes[0] = carry;
+            for (l, lane) in lanes.iter_mut().enumerate().take(k - i) {
+                *lane = q[i + l].mul_add(b(i + l), *lane);
+            }
+            carry = halve(lanes);
+        }
+        *o = carry;
+    }
+}
+
+/// The lengths [`carry_scores`] needs.
+///
+/// # Panics
+/// If `q` is empty or a slice is too short.
+pub fn check_carry_scores(q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: &[f32]) {
+    assert!(!q.is_empty(), "carry_scores: empty query");
+    assert!(nb == 0 || (ldkt >= nb && kt.len() >= (q.len() - 1) * ldkt + nb), "carry_scores: keys too short");
+    assert!(out.len() >= nb, "carry_scores: output shorter than {nb}");
+}
+
+/// MKL's `weights·V` for one query row (reseam's `layers/attention.rs`): per dimension `d <
+/// dk`, with `v_j` = `v[j·ldv + d]`, blocks of 8 weights combined as `((c·fma 6, fma 4) +
+/// (5,7)) + ((0,2) + (1,3))` with the carry `c` of the blocks before, where `(p,q)` is `fma(w_p,
+/// v_p, w_q·v_q)`, then a plain fma chain over the keys left. `out[d]` gets the sum.
+pub fn one_row_values(w: &[f32], v: &[f32], ldv: usize, dk: usize, out: &mut [f32]) {
+    check_one_row_values(w, v, ldv, dk, out);
+    let n = w.len();
+    for (d, o) in out.iter_mut().enumerate().take(dk) {
+        let v = |j: usize| v[j * ldv + d];
+        let pair = |p: usize, q: usize| w[p].mul_add(v(p), w[q] * v(q));
+        let mut c = 0f32;
+        let mut b = 0;
+        while b + 8 <= n {
+            let mut s = w[b + 4].mul_add(v(b + 4), w[b + 6].mul_add(v(b + 6), c));
+            s += pair(b + 5, b + 7);
+            let t = pair(b, b + 2) + pair(b + 1, b + 3);
+            c = s + t;
+            b += 8;
+        }
+        for (j, &wj) in w.iter().enumerate().skip(b) {
+            c = wj.mul_add(v(j), c);
+        }
+        *o = c;
+    }
+}
+
+/// The lengths [`one_row_values`] needs.
+///
+/// # Panics
+/// If a slice is too short.
+pub fn check_one_row_values(w: &[f32], v: &[f32], ldv: usize, dk: usize, out: &[f32]) {
+    let n = w.len();
+    assert!(n == 0 || dk == 0 || (ldv >= dk && v.len() >= (n - 1) * ldv + dk), "one_row_values: values too short");
+    assert!(out.len() >= dk, "one_row_values: output shorter than {dk}");
+}
+
 /// `e^x` in f32 within 2 ulp, without branches or calls, so loops over it vectorise (libm's
 /// `expf` is a call per element; softmax and SiLU make tens of millions of them in a long
 /// prefill). Inputs are clamped to `[-87.3, 88]`, so results stay finite and normal: below, the

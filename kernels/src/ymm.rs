@@ -350,7 +350,7 @@ pub(crate) fn sum_tree(s: __m256) -> f32 {
     _mm_cvtss_f32(_mm_add_ss(w, _mm_movehl_ps(w, w)))
 }
 
-/// The `vmaskmovps` mask of the first `r < 8` lanes.
+/// The `vmaskmovps` mask of the first `r <= 8` lanes.
 #[target_feature(enable = "avx2")]
 #[inline]
 fn first_lanes(r: usize) -> __m256i {
@@ -626,10 +626,7 @@ pub(crate) unsafe fn chain_products(
         let r = (m - i).min(4);
         let mut j = 0;
         while j < n {
-            let w = (n - j).min(8);
-            let lanes: [i32; 8] = std::array::from_fn(|l| if l < w { -1 } else { 0 });
-            // SAFETY: 8 i32 readable.
-            let mask = unsafe { _mm256_loadu_si256(lanes.as_ptr().cast()) };
+            let mask = first_lanes((n - j).min(8));
             let mut acc = [_mm256_setzero_ps(); 4];
             for t in 0..k {
                 // SAFETY: the masked lanes are `b[t·ldb + j ..][..w]`, inside `b` (checked).
@@ -645,5 +642,89 @@ pub(crate) unsafe fn chain_products(
             j += 8;
         }
         i += r;
+    }
+}
+
+/// [`crate::scalar::carry_scores`] with ymm registers: 8 keys per register, as
+/// `zmm::carry_scores` with 16.
+///
+/// # Safety
+/// The CPU has AVX2 and FMA; lengths as [`crate::scalar::check_carry_scores`] checks them.
+#[target_feature(enable = "avx2,fma")]
+pub(crate) unsafe fn carry_scores(q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: &mut [f32]) {
+    let k = q.len();
+    let full = (k - 1) / 16;
+    let mut j = 0;
+    while j < nb {
+        let mask = first_lanes((nb - j).min(8));
+        // SAFETY: the masked lanes of row t are `kt[t·ldkt + j ..]` up to key nb, inside `kt`.
+        let b = |t: usize| unsafe { _mm256_maskload_ps(kt.as_ptr().add(t * ldkt + j), mask) };
+        let halve = |l: &mut [__m256; 16]| {
+            let mut h = 8;
+            while h > 0 {
+                for i in 0..h {
+                    l[i] = _mm256_add_ps(l[i], l[i + h]);
+                }
+                h /= 2;
+            }
+            l[0]
+        };
+        let mut carry = _mm256_mul_ps(_mm256_set1_ps(q[0]), b(0));
+        let mut i = 1;
+        if full > 0 {
+            let mut l = [_mm256_setzero_ps(); 16];
+            l[0] = carry;
+            for _ in 0..full {
+                for (x, lane) in l.iter_mut().enumerate() {
+                    *lane = _mm256_fmadd_ps(_mm256_set1_ps(q[i + x]), b(i + x), *lane);
+                }
+                i += 16;
+            }
+            carry = halve(&mut l);
+        }
+        if i < k {
+            let mut l = [_mm256_setzero_ps(); 16];
+            l[0] = carry;
+            for (x, lane) in l.iter_mut().enumerate().take(k - i) {
+                *lane = _mm256_fmadd_ps(_mm256_set1_ps(q[i + x]), b(i + x), *lane);
+            }
+            carry = halve(&mut l);
+        }
+        // SAFETY: the masked lanes are `out[j..nb]`.
+        unsafe { _mm256_maskstore_ps(out.as_mut_ptr().add(j), mask, carry) };
+        j += 8;
+    }
+}
+
+/// [`crate::scalar::one_row_values`] with ymm registers: 8 dimensions per register, as
+/// `zmm::one_row_values` with 16.
+///
+/// # Safety
+/// The CPU has AVX2 and FMA; lengths as [`crate::scalar::check_one_row_values`] checks them.
+#[target_feature(enable = "avx2,fma")]
+pub(crate) unsafe fn one_row_values(w: &[f32], v: &[f32], ldv: usize, dk: usize, out: &mut [f32]) {
+    let n = w.len();
+    let mut d = 0;
+    while d < dk {
+        let mask = first_lanes((dk - d).min(8));
+        // SAFETY: the masked lanes of value row j are `v[j·ldv + d ..]` up to dk, inside `v`.
+        let vr = |j: usize| unsafe { _mm256_maskload_ps(v.as_ptr().add(j * ldv + d), mask) };
+        let ws = |j: usize| _mm256_set1_ps(w[j]);
+        let pair = |p: usize, q: usize| _mm256_fmadd_ps(ws(p), vr(p), _mm256_mul_ps(ws(q), vr(q)));
+        let mut c = _mm256_setzero_ps();
+        let mut b = 0;
+        while b + 8 <= n {
+            let mut s = _mm256_fmadd_ps(ws(b + 4), vr(b + 4), _mm256_fmadd_ps(ws(b + 6), vr(b + 6), c));
+            s = _mm256_add_ps(s, pair(b + 5, b + 7));
+            let t = _mm256_add_ps(pair(b, b + 2), pair(b + 1, b + 3));
+            c = _mm256_add_ps(s, t);
+            b += 8;
+        }
+        for j in b..n {
+            c = _mm256_fmadd_ps(ws(j), vr(j), c);
+        }
+        // SAFETY: the masked lanes are `out[d..dk]`.
+        unsafe { _mm256_maskstore_ps(out.as_mut_ptr().add(d), mask, c) };
+        d += 8;
     }
 }

@@ -586,3 +586,88 @@ pub(crate) unsafe fn chain_products(
         i += r;
     }
 }
+
+/// [`crate::scalar::carry_scores`] with zmm registers: 16 keys per register, the 16 lanes of the
+/// specification as 16 registers (lane `l` of every key side by side), halved register by
+/// register; the last keys through a mask.
+///
+/// # Safety
+/// The CPU has AVX-512F; lengths as [`crate::scalar::check_carry_scores`] checks them.
+#[target_feature(enable = "avx512f")]
+pub(crate) unsafe fn carry_scores(q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: &mut [f32]) {
+    let k = q.len();
+    let full = (k - 1) / 16;
+    let mut j = 0;
+    while j < nb {
+        let mask = lanes(j, nb);
+        // SAFETY: the masked lanes of row t are `kt[t·ldkt + j ..]` up to key nb, inside `kt`.
+        let b = |t: usize| unsafe { _mm512_maskz_loadu_ps(mask, kt.as_ptr().add(t * ldkt + j)) };
+        let halve = |l: &mut [__m512; 16]| {
+            let mut h = 8;
+            while h > 0 {
+                for i in 0..h {
+                    l[i] = _mm512_add_ps(l[i], l[i + h]);
+                }
+                h /= 2;
+            }
+            l[0]
+        };
+        let mut carry = _mm512_mul_ps(_mm512_set1_ps(q[0]), b(0));
+        let mut i = 1;
+        if full > 0 {
+            let mut l = [_mm512_setzero_ps(); 16];
+            l[0] = carry;
+            for _ in 0..full {
+                for (x, lane) in l.iter_mut().enumerate() {
+                    *lane = _mm512_fmadd_ps(_mm512_set1_ps(q[i + x]), b(i + x), *lane);
+                }
+                i += 16;
+            }
+            carry = halve(&mut l);
+        }
+        if i < k {
+            let mut l = [_mm512_setzero_ps(); 16];
+            l[0] = carry;
+            for (x, lane) in l.iter_mut().enumerate().take(k - i) {
+                *lane = _mm512_fmadd_ps(_mm512_set1_ps(q[i + x]), b(i + x), *lane);
+            }
+            carry = halve(&mut l);
+        }
+        // SAFETY: the masked lanes are `out[j..nb]`.
+        unsafe { _mm512_mask_storeu_ps(out.as_mut_ptr().add(j), mask, carry) };
+        j += 16;
+    }
+}
+
+/// [`crate::scalar::one_row_values`] with zmm registers: 16 dimensions per register, the
+/// carry and the pair sums of a block of 8 keys kept in registers.
+///
+/// # Safety
+/// The CPU has AVX-512F; lengths as [`crate::scalar::check_one_row_values`] checks them.
+#[target_feature(enable = "avx512f")]
+pub(crate) unsafe fn one_row_values(w: &[f32], v: &[f32], ldv: usize, dk: usize, out: &mut [f32]) {
+    let n = w.len();
+    let mut d = 0;
+    while d < dk {
+        let mask = lanes(d, dk);
+        // SAFETY: the masked lanes of value row j are `v[j·ldv + d ..]` up to dk, inside `v`.
+        let vr = |j: usize| unsafe { _mm512_maskz_loadu_ps(mask, v.as_ptr().add(j * ldv + d)) };
+        let ws = |j: usize| _mm512_set1_ps(w[j]);
+        let pair = |p: usize, q: usize| _mm512_fmadd_ps(ws(p), vr(p), _mm512_mul_ps(ws(q), vr(q)));
+        let mut c = _mm512_setzero_ps();
+        let mut b = 0;
+        while b + 8 <= n {
+            let mut s = _mm512_fmadd_ps(ws(b + 4), vr(b + 4), _mm512_fmadd_ps(ws(b + 6), vr(b + 6), c));
+            s = _mm512_add_ps(s, pair(b + 5, b + 7));
+            let t = _mm512_add_ps(pair(b, b + 2), pair(b + 1, b + 3));
+            c = _mm512_add_ps(s, t);
+            b += 8;
+        }
+        for j in b..n {
+            c = _mm512_fmadd_ps(ws(j), vr(j), c);
+        }
+        // SAFETY: the masked lanes are `out[d..dk]`.
+        unsafe { _mm512_mask_storeu_ps(out.as_mut_ptr().add(d), mask, c) };
+        d += 16;
+    }
+}

@@ -649,3 +649,33 @@ fn chain_products_equal_reference() {
         }
     }
 }
+
+/// Attention's one-query-row products in MKL's order (the carry scores over transposed keys, the
+/// weighted values in blocks of 8) on every table equal the specification: head sizes of every
+/// model and past them, key counts across the vector widths, strided operands.
+#[test]
+fn one_row_attention_equals_reference() {
+    let mut r = Rng(9);
+    for k in [1, 2, 16, 17, 31, 32, 33, 48, 64, 80] {
+        for nb in (0..=40).chain([64, 100, 128]) {
+            let ld = nb + 3;
+            let q: Vec<f32> = (0..k).map(|_| r.f32_in(-2.0, 2.0)).collect();
+            let kt: Vec<f32> = (0..k * ld).map(|_| r.f32_in(-2.0, 2.0)).collect();
+            let mut want = vec![-7.25f32; nb + 2];
+            scalar::carry_scores(&q, &kt, ld, nb, &mut want);
+            // Values: `nb` keys of `k` dimensions (the head size), row stride k + 5.
+            let w: Vec<f32> = (0..nb).map(|_| r.f32_in(0.0, 1.0)).collect();
+            let v: Vec<f32> = (0..nb * (k + 5)).map(|_| r.f32_in(-2.0, 2.0)).collect();
+            let mut want_v = vec![-7.25f32; k + 2];
+            scalar::one_row_values(&w, &v, k + 5, k, &mut want_v);
+            for kern in Kernels::candidates() {
+                let mut got = vec![-7.25f32; nb + 2];
+                kern.carry_scores(&q, &kt, ld, nb, &mut got);
+                assert_eq!(fbits(&got), fbits(&want), "{} carry_scores k {k} nb {nb}", kern.name());
+                let mut got_v = vec![-7.25f32; k + 2];
+                kern.one_row_values(&w, &v, k + 5, k, &mut got_v);
+                assert_eq!(fbits(&got_v), fbits(&want_v), "{} one_row_values k {k} n {nb}", kern.name());
+            }
+        }
+    }
+}

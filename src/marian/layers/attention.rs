@@ -254,13 +254,11 @@ pub fn attend(
 ) {
     let chains = m > 1 && n >= 4;
     // One query row over transposed keys: the carry sums of all keys whose block of 4 is full
-    // run side by side, one vector lane per key (16 lanes of partial sums, each a row of keys).
+    // run side by side, one vector lane per key ([`one_row_carry`] for each).
     let carried = if m == 1 && keys_t.is_some() { n / 4 * 4 } else { 0 };
     scratch.clear();
-    scratch.resize(m * n + if chains { dk * n } else { 0 } + 16 * carried + 4 * dk, 0.0);
-    let (scores, rest) = scratch.split_at_mut(m * n);
-    let (kt, rest) = rest.split_at_mut(if chains { dk * n } else { 0 });
-    let (lanes, tmp) = rest.split_at_mut(16 * carried);
+    scratch.resize(m * n + if chains { dk * n } else { 0 }, 0.0);
+    let (scores, kt) = scratch.split_at_mut(m * n);
     let f = |acc: &mut [f32], a: &[f32], b: &[f32]| kern.fma_vv(acc, a, b);
     if chains {
         for j in 0..n {
@@ -285,9 +283,9 @@ pub fn attend(
             if let Some(kt) = keys_t
                 && carried > 0
             {
-                carry_rows(kern, qi, kt, carried, lanes);
-                for (s, &x) in row.iter_mut().zip(&lanes[..carried]) {
-                    *s = x * scale;
+                kern.carry_scores(qi, &kt.data[kt.col..], kt.stride, carried, row);
+                for s in &mut row[..carried] {
+                    *s *= scale;
                 }
             }
             for (j, s) in row.iter_mut().enumerate().skip(carried) {
@@ -296,89 +294,13 @@ pub fn attend(
         }
         softmax(row);
     }
-    let (c, tmp) = tmp.split_at_mut(dk);
-    let (s, tmp) = tmp.split_at_mut(dk);
-    let (t1, t2) = tmp.split_at_mut(dk);
-    let t2 = &mut t2[..dk];
     if m == 1 {
-        let w = &scores[..n];
-        let o = &mut out[out_col..out_col + dk];
         // [`wv_one_row`] for all dimensions at once.
-        c.fill(0.0);
-        let mut b = 0;
-        while b + 8 <= n {
-            s.copy_from_slice(c);
-            kern.fma_sv(s, w[b + 6], v.row(b + 6, dk));
-            kern.fma_sv(s, w[b + 4], v.row(b + 4, dk));
-            // pair(p, q) = fma(w_p, v_p, w_q · v_q)
-            let pair = |into: &mut [f32], p: usize, q: usize| {
-                for (x, &vq) in into.iter_mut().zip(v.row(q, dk)) {
-                    *x = w[q] * vq;
-                }
-                kern.fma_sv(into, w[p], v.row(p, dk));
-            };
-            pair(t1, b + 5, b + 7);
-            for (x, &y) in s.iter_mut().zip(t1.iter()) {
-                *x += y;
-            }
-            pair(t1, b, b + 2);
-            pair(t2, b + 1, b + 3);
-            for d in 0..dk {
-                c[d] = s[d] + (t1[d] + t2[d]);
-            }
-            b += 8;
-        }
-        for (j, &wj) in w.iter().enumerate().skip(b) {
-            kern.fma_sv(c, wj, v.row(j, dk));
-        }
-        o.copy_from_slice(c);
+        kern.one_row_values(&scores[..n], &v.data[v.col..], v.stride, dk, &mut out[out_col..out_col + dk]);
     } else {
         // A plain chain over the keys for every row and dimension at once.
         let out = &mut out[out_col..];
         kern.chain_products(scores, n, &v.data[v.col..], v.stride, m, dk, n, out, out_stride);
-    }
-}
-
-/// [`one_row_carry`] for keys `0..nb` at once, over transposed keys (`kt.at(t, j)` is element
-/// `t` of key `j`): lane `l` of the specification is row `l` of `lanes` (`16 × nb`), one
-/// element per key, so every key gets the same operations in the same order. The result is in
-/// `lanes[..nb]`.
-fn carry_rows(kern: &Kernels, q: &[f32], kt: View, nb: usize, lanes: &mut [f32]) {
-    let k = q.len();
-    let lanes = &mut lanes[..16 * nb];
-    for (x, &b) in lanes[..nb].iter_mut().zip(kt.row(0, nb)) {
-        *x = q[0] * b;
-    }
-    lanes[nb..].fill(0.0);
-    let full = (k - 1) / 16;
-    let mut i = 1;
-    if full > 0 {
-        for _ in 0..full {
-            for l in 0..16 {
-                kern.fma_sv(&mut lanes[l * nb..(l + 1) * nb], q[i + l], kt.row(i + l, nb));
-            }
-            i += 16;
-        }
-        halve16_rows(lanes, nb);
-        lanes[nb..].fill(0.0);
-    }
-    if i < k {
-        for l in 0..k - i {
-            kern.fma_sv(&mut lanes[l * nb..(l + 1) * nb], q[i + l], kt.row(i + l, nb));
-        }
-        halve16_rows(lanes, nb);
-    }
-}
-
-/// [`halve16`] of every column of a `16 × nb` block: row `i` += row `i + h` for h = 8, 4, 2, 1.
-fn halve16_rows(lanes: &mut [f32], nb: usize) {
-    let mut h = 8;
-    while h > 0 {
-        let (lo, hi) = lanes.split_at_mut(h * nb);
-        for (x, &y) in lo.iter_mut().zip(&hi[..h * nb]) {
-            *x += y;
-        }
-        h /= 2;
     }
 }
 
