@@ -61,7 +61,7 @@ fn decoder_steps_allocate_nothing_once_warm() {
     for shortlist in [false, true] {
         let model = Model::load(&files, shortlist).expect("fixture model");
         let opts = SearchOptions { shortlist, ..Default::default() };
-        let rt = Runtime { kernels, arith: Arithmetic::Exact, debug: false };
+        let rt = Runtime::new(kernels, Arithmetic::Exact, false);
         let mut buf = Buffers::default();
         let srcs: Vec<Vec<u32>> = text
             .lines()

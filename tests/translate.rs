@@ -99,7 +99,7 @@ impl std::fmt::Display for Parting {
 /// [`Parting`] of `reference` from our translation of `src_text`, with the model's shortlist
 /// (the sentence's own candidates) when it was loaded with one.
 pub fn parting(model: &Model, arith: Arithmetic, src_text: &str, reference: &str) -> Parting {
-    let rt = Runtime { kernels: kernels(), arith, debug: false };
+    let rt = Runtime::new(kernels(), arith, false);
     let mut ws = Workspace::default();
     let mut src = model.src_vocab.encode(src_text).unwrap();
     src.push(0);
@@ -123,9 +123,9 @@ pub fn parting(model: &Model, arith: Arithmetic, src_text: &str, reference: &str
     for step in 0..limit {
         m.step(&rt, &mut ws, &mut [(&mut state, StepInput { prev: out.last().copied(), pos: out.len() })]).unwrap();
         m.logits(&rt, &mut ws, 1, &|_| short.as_ref(), &mut logits, width).unwrap();
+        let (best, score) = choose(rt.kernels, &logits, path, ids.as_deref(), unk);
         let mut row = logits.clone();
-        let (best, score) = choose(&mut row, path, ids.as_deref(), unk);
-        // `row` now holds log-probabilities.
+        reseam::marian::layers::softmax::log_softmax(&mut row);
         let best_id = id(best);
         let mut with_best = out.clone();
         with_best.push(best_id);

@@ -398,7 +398,14 @@ fn table(isa: Isa) -> Result<Kernels, String> {
             let fma: (FmaVvFn, FmaSvFn) = (ymm::fma_vv, ymm::fma_sv);
             // A key block of 16 positions is one zmm: the AVX-512 tables do twice the work per
             // instruction in attention.
-            type Float = ((BlockScoresFn, WeightedRowsFn), (SoftmaxFn, SiluMulFn), AbsmaxFn, ExpSum8Fn, ChainFn, (OneRowFn, OneRowFn));
+            type Float = (
+                (BlockScoresFn, WeightedRowsFn),
+                (SoftmaxFn, SiluMulFn),
+                AbsmaxFn,
+                ExpSum8Fn,
+                ChainFn,
+                (OneRowFn, OneRowFn),
+            );
             let (attn, act, absmax, exp_sum8, chain, one_row): Float = match isa {
                 Isa::Avx2 | Isa::AvxVnni => (
                     (ymm::block_scores, ymm::weighted_rows),

@@ -157,7 +157,25 @@ pub struct GemmTask<'t> {
 // thread cannot create a second writer.
 unsafe impl Send for GemmTask<'_> {}
 
-impl GemmTask<'_> {
+impl<'t> GemmTask<'t> {
+    /// Cuts the rectangle's columns in two, the first piece taking `left` of every `of` column
+    /// blocks (rounded to `grain` blocks, at least one grain); `None` for the second when the
+    /// rectangle is too narrow to cut. Nothing is allocated, so a scheduler can split every
+    /// product of a step.
+    pub fn split_columns(self, left: usize, of: usize, grain: usize) -> (GemmTask<'t>, Option<GemmTask<'t>>) {
+        let blocks = self.part.blocks.clone();
+        let grain = grain.max(1);
+        let at = (blocks.len() * left / of.max(1)).div_ceil(grain).max(1) * grain;
+        if at >= blocks.len() {
+            return (self, None);
+        }
+        let rows = self.part.rows.clone();
+        let cut = blocks.start + at;
+        let right = GemmTask { kernel: self.kernel, part: self.part.sub(rows.clone(), cut..blocks.end) };
+        let left = GemmTask { kernel: self.kernel, part: self.part.sub(rows, blocks.start..cut) };
+        (left, Some(right))
+    }
+
     /// Computes this rectangle.
     pub fn run(self) {
         // SAFETY: `kernel` comes from a table built only for instruction sets this CPU runs

@@ -293,10 +293,15 @@ impl Scheduler {
     }
 
     fn compute(&mut self) {
-        let rt = Runtime { kernels: self.kernels, arith: self.opts.arithmetic, debug: self.opts.debug };
+        let mut rt = Runtime::new(self.kernels, self.opts.arithmetic, self.opts.debug);
         let models = &self.models;
         let parts = &mut self.parts;
         if parts.len() == 1 || parts.iter().filter(|p| p.rows() > 0).count() <= 1 {
+            // Latency mode: too few rows to share out, so the one part with work runs here and
+            // splits its large products by columns over the compute threads.
+            if parts.len() > 1 && !self.opts.debug {
+                rt.columns = Some(&self.pool);
+            }
             for p in parts.iter_mut() {
                 p.work(&rt, models);
             }

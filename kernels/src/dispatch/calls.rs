@@ -159,6 +159,24 @@ impl Kernels {
         Ok(())
     }
 
+    /// The whole product as one task, checked, to be run or cut with
+    /// [`GemmTask::split_columns`] without allocating.
+    pub fn task<'t>(
+        &self,
+        arith: Arithmetic,
+        a: &QuantizedA<'t>,
+        b: &'t PackedB,
+        ep: &Epilogue<'t>,
+        out: &'t mut Output<'_>,
+    ) -> Result<GemmTask<'t>, ShapeError> {
+        Ok(GemmTask { kernel: self.path(arith).f, part: Part::new(a, b, ep, out)? })
+    }
+
+    /// Column blocks a column split should keep together (the kernels' tile width).
+    pub fn column_grain(&self) -> usize {
+        self.grain.1
+    }
+
     /// The product cut into independent tasks (at most as many as asked) that threads can run in
     /// any order: by rows for throughput, by columns for latency. The output stays borrowed until
     /// the tasks are gone; together they write all of it, each its own rectangle.

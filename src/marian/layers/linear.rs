@@ -11,7 +11,53 @@
 use std::ops::Range;
 
 use crate::pack;
-use reseam_kernels::{Arithmetic, Epilogue, Kernels, Output, PackedB, QuantizedA, Scale, ShapeError};
+use reseam_kernels::{Arithmetic, Epilogue, GemmTask, Kernels, Output, PackedB, QuantizedA, Scale, ShapeError};
+
+/// A product with at least this many multiply-adds is split by columns in latency mode:
+/// below it, waking a second thread costs more than it saves (on the 2-core Xeon VM a
+/// 256 × 256 product of one row takes about a microsecond, the wake-up tens).
+pub const COLUMN_SPLIT_MACS: usize = 1 << 20;
+
+/// How the products of a forward pass run: the kernels, the arithmetic, and, in latency mode
+/// (the scheduler's choice when a step has fewer rows than threads), a pool over which each
+/// large product's columns are split. The output is the same either way: every column's sums
+/// are computed whole by one thread.
+#[derive(Clone, Copy)]
+pub struct Products<'k> {
+    pub kernels: &'k Kernels,
+    pub arith: Arithmetic,
+    pub columns: Option<&'k rayon::ThreadPool>,
+}
+
+impl Products<'_> {
+    /// `out = epilogue(a · b)`.
+    pub fn gemm(&self, a: &QuantizedA, b: &PackedB, ep: &Epilogue, out: &mut Output) -> Result<(), ShapeError> {
+        match self.columns {
+            Some(pool) if pool.current_num_threads() > 1 && a.rows * b.n() * b.k() >= COLUMN_SPLIT_MACS => {
+                let task = self.kernels.task(self.arith, a, b, ep, out)?;
+                let (threads, grain) = (pool.current_num_threads(), self.kernels.column_grain());
+                pool.install(move || run_split(task, threads, grain));
+                Ok(())
+            }
+            _ => self.kernels.gemm(self.arith, a, b, ep, out),
+        }
+    }
+}
+
+/// Runs `task` cut by columns into `parts` pieces, halving recursively with `rayon::join`
+/// (which allocates nothing).
+fn run_split(task: GemmTask, parts: usize, grain: usize) {
+    if parts <= 1 {
+        return task.run();
+    }
+    let half = parts / 2;
+    match task.split_columns(half, parts, grain) {
+        (l, Some(r)) => {
+            rayon::join(move || run_split(l, half, grain), move || run_split(r, parts - half, grain));
+        }
+        (l, None) => l.run(),
+    }
+}
 
 /// How the activations of an int8 product are scaled.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -168,8 +214,7 @@ impl Int8Linear {
     #[allow(clippy::too_many_arguments)]
     pub fn forward(
         &self,
-        kern: &Kernels,
-        arith: Arithmetic,
+        p: &Products,
         x: &[f32],
         rows: usize,
         groups: &[Range<usize>],
@@ -180,10 +225,10 @@ impl Int8Linear {
         let (k, n) = (self.k(), self.n());
         match self.act {
             ActScale::Fixed(qa) => {
-                self.quantize(kern, x, rows, qa, &mut s.a);
+                self.quantize(p.kernels, x, rows, qa, &mut s.a);
                 let a = QuantizedA { data: &s.a, rows, stride: self.b.k_padded() };
                 let ep = Epilogue { zero_fix: None, scale: Scale::Columns(&self.um), bias: Some(&self.bprep), relu };
-                kern.gemm(arith, &a, &self.b, &ep, &mut Output::F32 { data: &mut out[..rows * n], stride: n })
+                p.gemm(&a, &self.b, &ep, &mut Output::F32 { data: &mut out[..rows * n], stride: n })
             }
             ActScale::Dynamic => {
                 for g in groups {
@@ -192,11 +237,11 @@ impl Int8Linear {
                     let (um, bprep) = self.prepare(qa);
                     s.um = um;
                     s.bprep = bprep;
-                    self.quantize(kern, xs, g.len(), qa, &mut s.a);
+                    self.quantize(p.kernels, xs, g.len(), qa, &mut s.a);
                     let a = QuantizedA { data: &s.a, rows: g.len(), stride: self.b.k_padded() };
                     let ep = Epilogue { zero_fix: None, scale: Scale::Columns(&s.um), bias: Some(&s.bprep), relu };
                     let o = &mut out[g.start * n..g.end * n];
-                    kern.gemm(arith, &a, &self.b, &ep, &mut Output::F32 { data: o, stride: n })?;
+                    p.gemm(&a, &self.b, &ep, &mut Output::F32 { data: o, stride: n })?;
                 }
                 Ok(())
             }
@@ -209,8 +254,7 @@ impl Int8Linear {
     #[allow(clippy::too_many_arguments)]
     pub fn forward_requantized(
         &self,
-        kern: &Kernels,
-        arith: Arithmetic,
+        p: &Products,
         x: &[f32],
         rows: usize,
         relu: bool,
@@ -220,25 +264,18 @@ impl Int8Linear {
         s: &mut Int8Scratch,
     ) -> Result<(), ShapeError> {
         let qa = self.act_scale().unwrap_or(1.0);
-        self.quantize(kern, x, rows, qa, &mut s.a);
+        self.quantize(p.kernels, x, rows, qa, &mut s.a);
         let a = QuantizedA { data: &s.a, rows, stride: self.b.k_padded() };
         let ep = Epilogue { zero_fix: None, scale: Scale::Columns(&self.um), bias: Some(&self.bprep), relu };
-        kern.gemm(arith, &a, &self.b, &ep, &mut Output::U8 { data: out, stride: next_stride, scale: next_qa })
+        p.gemm(&a, &self.b, &ep, &mut Output::U8 { data: out, stride: next_stride, scale: next_qa })
     }
 
     /// A product over activations that are already quantized with this layer's fixed multiplier.
-    pub fn forward_quantized(
-        &self,
-        kern: &Kernels,
-        arith: Arithmetic,
-        a: &[u8],
-        rows: usize,
-        out: &mut [f32],
-    ) -> Result<(), ShapeError> {
+    pub fn forward_quantized(&self, p: &Products, a: &[u8], rows: usize, out: &mut [f32]) -> Result<(), ShapeError> {
         let n = self.n();
         let a = QuantizedA { data: a, rows, stride: self.b.k_padded() };
         let ep = Epilogue { zero_fix: None, scale: Scale::Columns(&self.um), bias: Some(&self.bprep), relu: false };
-        kern.gemm(arith, &a, &self.b, &ep, &mut Output::F32 { data: &mut out[..rows * n], stride: n })
+        p.gemm(&a, &self.b, &ep, &mut Output::F32 { data: &mut out[..rows * n], stride: n })
     }
 }
 
@@ -440,7 +477,16 @@ mod tests {
         let mut out = vec![0f32; 1];
         let mut s = Int8Scratch::default();
         let groups = vec![0..1usize; 1];
-        lin.forward(&kern, Arithmetic::Exact, &[1.0, 2.0], 1, &groups, false, &mut out, &mut s).unwrap();
+        lin.forward(
+            &Products { kernels: &kern, arith: Arithmetic::Exact, columns: None },
+            &[1.0, 2.0],
+            1,
+            &groups,
+            false,
+            &mut out,
+            &mut s,
+        )
+        .unwrap();
         assert!((out[0] - (1.0 * 2.0 + 2.0 * -3.0 + 0.5)).abs() < 1e-3, "{}", out[0]);
     }
 

@@ -200,7 +200,7 @@ impl<'m> Decoder<'m> {
         debug: bool,
         buf: Buffers,
     ) -> Decoder<'m> {
-        Decoder { model, rt: Runtime { kernels, arith, debug }, buf }
+        Decoder { model, rt: Runtime::new(kernels, arith, debug), buf }
     }
 
     /// Gives the working memory back for the next decoder.

@@ -158,7 +158,7 @@ impl Marian {
     ) -> Result<(), ShapeError> {
         let d = self.config.dim;
         let _t = crate::profile::time(crate::profile::Kind::OutputProduct);
-        self.out.forward(rt.kernels, rt.arith, &ws.x[..rows * d], d, rows, short, out, stride, &mut ws.int8.a)?;
+        self.out.forward(&rt.products(), &ws.x[..rows * d], d, rows, short, out, stride, &mut ws.int8.a)?;
         dump(rt, "decoder_ff_logit_out", "affine", &[rows, stride], &out[..rows * stride]);
         Ok(())
     }

@@ -25,7 +25,7 @@ pub use weights::WeightError;
 use crate::marian::binary::Item;
 use crate::marian::config::Config;
 use crate::marian::layers::debug;
-use crate::marian::layers::linear::{Int8Scratch, Linear};
+use crate::marian::layers::linear::{Int8Scratch, Linear, Products};
 use crate::marian::layers::position::PositionTable;
 use crate::profile::{self, Kind};
 use weights::{Embedding, Fused, Items, Norm};
@@ -47,6 +47,20 @@ pub struct Runtime<'k> {
     pub kernels: &'k Kernels,
     pub arith: Arithmetic,
     pub debug: bool,
+    /// Latency mode: split each large product's columns over this pool (see
+    /// [`crate::marian::layers::linear::Products`]). The output does not change.
+    pub columns: Option<&'k rayon::ThreadPool>,
+}
+
+impl<'k> Runtime<'k> {
+    /// One sentence at a time on the calling thread.
+    pub fn new(kernels: &'k Kernels, arith: Arithmetic, debug: bool) -> Runtime<'k> {
+        Runtime { kernels, arith, debug, columns: None }
+    }
+
+    pub fn products(&self) -> Products<'k> {
+        Products { kernels: self.kernels, arith: self.arith, columns: self.columns }
+    }
 }
 
 /// Scratch buffers, grown to the largest batch seen and reused for every call.
@@ -287,7 +301,7 @@ fn linear(
 ) -> Result<(), ShapeError> {
     let _t = profile::time(Kind::Products);
     match l {
-        Linear::Int8(l) => l.forward(rt.kernels, rt.arith, x, rows, groups, relu, out, s),
+        Linear::Int8(l) => l.forward(&rt.products(), x, rows, groups, relu, out, s),
         Linear::Float(l) => {
             l.forward(x, rows, relu, out);
             Ok(())
@@ -347,8 +361,8 @@ fn ffn(
         let _t = profile::time(Kind::Products);
         let stride = w2.packed().k_padded();
         let h = grow(hidden, rows * stride);
-        w1.forward_requantized(rt.kernels, rt.arith, x, rows, true, qa2, stride, h, ws_int8)?;
-        return w2.forward_quantized(rt.kernels, rt.arith, h, rows, out);
+        w1.forward_requantized(&rt.products(), x, rows, true, qa2, stride, h, ws_int8)?;
+        return w2.forward_quantized(&rt.products(), h, rows, out);
     }
     let n = f.w1.n();
     let h = grow(wide, rows * n);

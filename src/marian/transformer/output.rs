@@ -9,9 +9,9 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use reseam_kernels::{Arithmetic, Epilogue, Kernels, Output, PackedB, QuantizedA, Scale, ShapeError, scalar};
+use reseam_kernels::{Epilogue, Output, PackedB, QuantizedA, Scale, ShapeError, scalar};
 
-use crate::marian::layers::linear::{ActScale, dot8, dot8_rows4, dynamic_scale, prepared_bias, unquant_mult};
+use crate::marian::layers::linear::{ActScale, Products, dot8, dot8_rows4, dynamic_scale, prepared_bias, unquant_mult};
 use crate::pack::F32s;
 
 pub enum OutputLayer {
@@ -113,8 +113,7 @@ impl OutputLayer {
     #[allow(clippy::too_many_arguments)]
     pub fn forward<'s>(
         &self,
-        kern: &Kernels,
-        arith: Arithmetic,
+        p: &Products,
         x: &[f32],
         d: usize,
         rows: usize,
@@ -138,7 +137,7 @@ impl OutputLayer {
                     ActScale::Dynamic => dynamic_scale(&x[r * d..(r + 1) * d]),
                 };
                 for r in 0..rows {
-                    kern.quantize(&x[r * d..(r + 1) * d], scale_of(r), &mut a_buf[r * kp..r * kp + d]);
+                    p.kernels.quantize(&x[r * d..(r + 1) * d], scale_of(r), &mut a_buf[r * kp..r * kp + d]);
                 }
                 let per_row = matches!(act, ActScale::Dynamic) || (0..rows).any(|r| short(r).is_some());
                 if !per_row {
@@ -149,7 +148,7 @@ impl OutputLayer {
                         bias: Some(bprep),
                         relu: false,
                     };
-                    return kern.gemm(arith, &a, b, &ep, &mut Output::F32 { data: &mut out[..rows * stride], stride });
+                    return p.gemm(&a, b, &ep, &mut Output::F32 { data: &mut out[..rows * stride], stride });
                 }
                 for r in 0..rows {
                     let a = QuantizedA { data: &a_buf[r * kp..(r + 1) * kp], rows: 1, stride: kp };
@@ -172,7 +171,7 @@ impl OutputLayer {
                         relu: false,
                     };
                     let o = &mut out[r * stride..r * stride + bm.n()];
-                    kern.gemm(arith, &a, bm, &ep, &mut Output::F32 { data: o, stride: bm.n() })?;
+                    p.gemm(&a, bm, &ep, &mut Output::F32 { data: o, stride: bm.n() })?;
                 }
                 Ok(())
             }
