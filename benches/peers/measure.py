@@ -581,7 +581,7 @@ def markdown(result):
     out += ["", "posts/s: lines per second of the timed part (helpers: after loading; CLIs: the whole process). "
             "p50/p99: one post at a time on an idle engine (reseam: `bench translate`'s idle phase; Bergamot and "
             "fxtranslate PyPI: the one-post-per-call run; fxtranslate crate and WASM: a phase of "
-            f"{m['latency_posts']} posts after the batch run). Start-up: wall time of the same command on one line. "
+            f"{m['latency_posts']} posts after the batch run). Start-up: wall time of the same command on one line (reseam bench translate: its own load time). "
             "reseam ×: reseam translate's posts/s at the row's cores and arithmetic over the row's "
             "(exact against Bergamot's default kernel on VNNI CPUs, saturating against INTGEMM_CPUID=AVX2, "
             "fxtranslate and WASM). = reseam: output lines equal to reseam's (1 thread, same arithmetic; pymarian: "
