@@ -13,8 +13,10 @@
 //! 5. hands the finished chunks to their requests (a pivoted sentence's second stage is queued
 //!    here).
 //!
-//! So the work is split by rows: each thread takes a contiguous share of all rows of all models'
-//! step. With fewer live rows than threads the spare threads idle.
+//! So with enough work it is split by rows: each thread takes a contiguous share of all rows of
+//! all models' step. With too little (after balancing, at most one part has rows: a lone
+//! sentence) the step runs in latency mode instead: on the scheduler's thread, each large
+//! product split by columns over the compute threads (`marian::layers::linear::Products`).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
