@@ -36,15 +36,9 @@ fn run() -> Result<(), String> {
     }
     let dir = Path::new(&args[1]);
     let number = |i: usize, what: &str| -> Result<usize, String> {
-        args[i]
-            .parse()
-            .map_err(|_| format!("{what} must be a number, not '{}'", args[i]))
+        args[i].parse().map_err(|_| format!("{what} must be a number, not '{}'", args[i]))
     };
-    let (threads, batch, latency) = (
-        number(3, "THREADS")?,
-        number(4, "BATCH")?.max(1),
-        number(6, "LATENCY")?,
-    );
+    let (threads, batch, latency) = (number(3, "THREADS")?, number(4, "BATCH")?.max(1), number(6, "LATENCY")?);
     let model = one(dir, "model.", ".intgemm.alphas.bin")
         .ok_or_else(|| format!("no model.*.intgemm.alphas.bin in {}", dir.display()))?;
     let shared = one(dir, "vocab.", ".spm");
