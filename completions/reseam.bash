@@ -1117,7 +1117,7 @@ _reseam() {
             return 0
             ;;
         reseam__subcmd__serve)
-            opts="-v -h --models --host --port --threads --max-batch --max-texts --max-chars --http-threads --max-queue --max-body --max-connections --read-timeout --drain-seconds --pin-from-core --preload --idle-seconds --token --token-file --shortlist --arithmetic --log-level --no-pack --pack-dir --verbose --help"
+            opts="-v -h --models --host --port --threads --max-batch --max-texts --max-chars --http-threads --max-queue --max-body --max-connections --read-timeout --drain-seconds --pin-from-core --preload --idle-seconds --token --token-file --shortlist --arithmetic --mkl --log-level --no-pack --pack-dir --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1193,6 +1193,10 @@ _reseam() {
                     ;;
                 --arithmetic)
                     COMPREPLY=($(compgen -W "auto saturating exact" -- "${cur}"))
+                    return 0
+                    ;;
+                --mkl)
+                    COMPREPLY=($(compgen -W "auto intel zen" -- "${cur}"))
                     return 0
                     ;;
                 --log-level)
@@ -1293,7 +1297,7 @@ _reseam() {
             return 0
             ;;
         reseam__subcmd__translate)
-            opts="-z -v -h --models --model --shortlist --arithmetic --batch --threads --pin-from-core --debug --raw --no-split --offline --jsonl --html --null-data --languages --no-pack --pack-dir --source --channel --allow-prerelease --retries --timeout --verbose --help"
+            opts="-z -v -h --models --model --shortlist --arithmetic --mkl --batch --threads --pin-from-core --debug --raw --no-split --offline --jsonl --html --null-data --languages --no-pack --pack-dir --source --channel --allow-prerelease --retries --timeout --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1309,6 +1313,10 @@ _reseam() {
                     ;;
                 --arithmetic)
                     COMPREPLY=($(compgen -W "auto saturating exact" -- "${cur}"))
+                    return 0
+                    ;;
+                --mkl)
+                    COMPREPLY=($(compgen -W "auto intel zen" -- "${cur}"))
                     return 0
                     ;;
                 --batch)

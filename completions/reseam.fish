@@ -58,6 +58,9 @@ complete -c reseam -n "__fish_reseam_using_subcommand translate" -l model -d 'Th
 complete -c reseam -n "__fish_reseam_using_subcommand translate" -l arithmetic -d 'Integer arithmetic of the int8 products. Firefox\'s results depend on the CPU: `auto` matches Firefox on this machine, `exact` gives the same output everywhere' -r -f -a "auto\t'What Firefox computes on this CPU: exact on CPUs with AVX-512 VNNI or AVX-VNNI and on ARM64, saturating on other x86 CPUs (SSSE3, AVX2, AVX-512BW)'
 saturating\t'Each pair of int8 products saturates to int16 before it is summed, as intgemm and Firefox compute with `maddubs`: reproduces Firefox on AVX2 machines'
 exact\t'Exact int32 sums, as VNNI, AMX and ARM64 dot products compute: the same output on every CPU'"
+complete -c reseam -n "__fish_reseam_using_subcommand translate" -l mkl -d 'Summation orders of the float attention products. Firefox\'s engine sums them with Intel\'s MKL, whose orders differ between Intel and AMD CPUs, so its output does too (at near-ties): `auto` matches Firefox on this machine, `intel` or `zen` Firefox on such a machine' -r -f -a "auto\t'What Firefox computes on this CPU: MKL\'s AMD orders on AMD CPUs with AVX2 (Zen), its Intel orders elsewhere'
+intel\t'MKL\'s orders on Intel CPUs (reproduces Firefox on Intel machines)'
+zen\t'MKL\'s orders on AMD Zen CPUs (reproduces Firefox on AMD machines, Zen 1 to 5)'"
 complete -c reseam -n "__fish_reseam_using_subcommand translate" -l batch -d 'Most sentences translated together (larger is faster; the output does not change)' -r
 complete -c reseam -n "__fish_reseam_using_subcommand translate" -l threads -d 'Compute threads (default: one per physical core). Sentences of all input lines share them; the output does not change' -r
 complete -c reseam -n "__fish_reseam_using_subcommand translate" -l pin-from-core -d 'Pin compute thread i to core N + i (Linux), e.g. to keep a server off the cores of another process' -r
@@ -115,6 +118,9 @@ complete -c reseam -n "__fish_reseam_using_subcommand serve" -l token-file -d 'F
 complete -c reseam -n "__fish_reseam_using_subcommand serve" -l arithmetic -d 'Integer arithmetic of the int8 products (see `reseam translate --help`)' -r -f -a "auto\t'What Firefox computes on this CPU: exact on CPUs with AVX-512 VNNI or AVX-VNNI and on ARM64, saturating on other x86 CPUs (SSSE3, AVX2, AVX-512BW)'
 saturating\t'Each pair of int8 products saturates to int16 before it is summed, as intgemm and Firefox compute with `maddubs`: reproduces Firefox on AVX2 machines'
 exact\t'Exact int32 sums, as VNNI, AMX and ARM64 dot products compute: the same output on every CPU'"
+complete -c reseam -n "__fish_reseam_using_subcommand serve" -l mkl -d 'Summation orders of the float attention products: MKL\'s on Intel or on AMD (Zen) CPUs, `auto` this CPU\'s (see `reseam translate --help`)' -r -f -a "auto\t'What Firefox computes on this CPU: MKL\'s AMD orders on AMD CPUs with AVX2 (Zen), its Intel orders elsewhere'
+intel\t'MKL\'s orders on Intel CPUs (reproduces Firefox on Intel machines)'
+zen\t'MKL\'s orders on AMD Zen CPUs (reproduces Firefox on AMD machines, Zen 1 to 5)'"
 complete -c reseam -n "__fish_reseam_using_subcommand serve" -l log-level -d 'Least severe messages logged: one `info` line per request (route, status, duration, text and byte counts; never the texts), `debug` for more' -r -f -a "error\t''
 warn\t''
 info\t''

@@ -2,6 +2,10 @@
 //! decoder layers, split vocabularies) on `../shared/fixtures/base-memory-enes`, base (dim 512,
 //! head size 64) on `tests/fixtures/base-enes`, and a pivot through two real models.
 //!
+//! With MKL's Zen orders (`RESEAM_MT_MKL=zen`) reseam equals base-memory-enes's own references
+//! (made on an AMD EPYC Zen 4) on every line, and tiny-esen's and base-enes's references made
+//! under the Zen shim (`tests/fixtures/zen-refs`); with the Intel orders, the Xeon references.
+//!
 //! A line may differ from a reference only where the two best candidates are within
 //! [`NEAR_TIE`]: there the choice is decided by the order of MKL's float sums in Bergamot's
 //! attention, which depends on the CPU the reference was made on. base-memory-enes's own
@@ -15,6 +19,7 @@
 
 use std::path::{Path, PathBuf};
 
+use reseam::marian::layers::attention::Mkl;
 use reseam::marian::{Model, find};
 use reseam_kernels::Arithmetic;
 
@@ -35,6 +40,8 @@ struct Fixture {
     refs: PathBuf,
     from: &'static str,
     to: &'static str,
+    /// The MKL orders of the CPU the references were made on.
+    mkl: Mkl,
 }
 
 impl Fixture {
@@ -45,7 +52,7 @@ impl Fixture {
             "fixture {name} is missing: expected it at {} (see issue 30 and .ci/run)",
             dir.display()
         );
-        Fixture { name, refs: dir.join("refs"), dir, from, to }
+        Fixture { name, refs: dir.join("refs"), dir, from, to, mkl: Mkl::Intel }
     }
 
     /// base-memory-enes with the references Bergamot gives on an Intel Xeon.
@@ -57,13 +64,30 @@ impl Fixture {
         }
     }
 
+    /// base-memory-enes with its own references, made on an AMD EPYC Zen 4.
+    fn base_memory_amd() -> Fixture {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/base-memory-enes");
+        Fixture { mkl: Mkl::Zen, ..Fixture::at("base-memory-enes", dir, "en", "es") }
+    }
+
     fn base() -> Fixture {
         Fixture::at("base-enes", fixtures().join("base-enes"), "en", "es")
     }
 
+    fn tiny() -> Fixture {
+        Fixture::at("tiny-esen", fixtures().join("tiny-esen"), "es", "en")
+    }
+
+    /// A fixture with Bergamot's references made on this Xeon with MKL told it runs on a Zen CPU
+    /// (`tests/fixtures/zen-refs`, named `<fixture>.heldout.bergamot-*`).
+    fn zen(fx: Fixture) -> Fixture {
+        Fixture { mkl: Mkl::Zen, refs: fixtures().join("zen-refs"), ..fx }
+    }
+
     /// Lines of a reference file, from the references' folder.
     fn refs(&self, name: &str) -> Vec<String> {
-        read_lines(self.name, &self.refs.join(name))
+        let file = if self.refs.ends_with("zen-refs") { format!("{}.{name}", self.name) } else { name.to_string() };
+        read_lines(self.name, &self.refs.join(file))
     }
 
     fn source(&self) -> Vec<String> {
@@ -84,6 +108,9 @@ fn read_lines(fixture: &str, path: &Path) -> Vec<String> {
 fn translate(models: &Path, from: &str, to: &str, args: &[&str], input: &[String]) -> Vec<String> {
     let t = TestDir::new();
     let mut c = t.cmd();
+    if let Some(mkl) = args.iter().position(|a| *a == "--mkl").and_then(|i| args.get(i + 1)) {
+        c.env("RESEAM_MT_MKL", mkl);
+    }
     c.arg("translate").arg("--models").arg(models).args(["--offline", "--raw", "--no-split"]).args(args);
     c.args([from, to]);
     let out = t.run(c, (input.join("\n") + "\n").as_bytes());
@@ -100,7 +127,7 @@ fn agreement(fx: &Fixture, arith: Arithmetic, shortlist: bool) {
     let reference = format!("heldout.bergamot-{a}{}.{}", if shortlist { ".shortlist" } else { "" }, fx.to);
     let src = fx.source();
     let want = fx.refs(&reference);
-    let mut args = vec!["--arithmetic", a];
+    let mut args = vec!["--arithmetic", a, "--mkl", fx.mkl.name()];
     if shortlist {
         args.push("--shortlist");
     }
@@ -110,14 +137,14 @@ fn agreement(fx: &Fixture, arith: Arithmetic, shortlist: bool) {
     let mut far = Vec::new();
     let differ: Vec<usize> = (0..src.len()).filter(|&i| ours[i] != want[i]).collect();
     for &i in &differ {
-        let why = parting(&model, arith, &src[i], &want[i]);
+        let why = fx.mkl.forced(|| parting(&model, arith, &src[i], &want[i]));
         eprintln!("{} line {} ({reference}): {why}\n  reseam:   {}\n  bergamot: {}", fx.name, i + 1, ours[i], want[i]);
         if !matches!(why, Parting::At { margin: Some(m), .. } if m.abs() < NEAR_TIE) {
             far.push(format!("line {}: {why}", i + 1));
         }
     }
     let equal = src.len() - differ.len();
-    eprintln!("{} {reference}: {equal}/{} lines equal Bergamot", fx.name, src.len());
+    eprintln!("{} {reference} ({:?} orders): {equal}/{} lines equal Bergamot", fx.name, fx.mkl, src.len());
     assert!(far.is_empty(), "{}: lines that differ from {reference} beyond a near-tie:\n{}", fx.name, far.join("\n"));
     assert!(equal >= AT_LEAST, "{}: only {equal} lines equal {reference}; at least {AT_LEAST} must", fx.name);
 }
@@ -177,6 +204,71 @@ fn pivot_through_two_real_models_equals_bergamot_exact() {
 #[ignore = "reads ../shared/fixtures/base-memory-enes (not in the repository); .ci/run runs it"]
 fn pivot_through_two_real_models_equals_bergamot_saturating() {
     pivot("saturating");
+}
+
+/// The AMD references themselves: with MKL's Zen orders reseam equals them on every line.
+fn all_equal(fx: &Fixture, arith: Arithmetic, shortlist: bool) {
+    let a = if arith == Arithmetic::Exact { "exact" } else { "saturating" };
+    let reference = format!("heldout.bergamot-{a}{}.{}", if shortlist { ".shortlist" } else { "" }, fx.to);
+    let (src, want) = (fx.source(), fx.refs(&reference));
+    let mut args = vec!["--arithmetic", a, "--mkl", fx.mkl.name()];
+    if shortlist {
+        args.push("--shortlist");
+    }
+    let ours = translate(&fx.dir, fx.from, fx.to, &args, &src);
+    let differ: Vec<usize> = (0..src.len()).filter(|&i| ours[i] != want[i]).collect();
+    for &i in &differ {
+        eprintln!("{} line {} ({reference}):\n  reseam:   {}\n  bergamot: {}", fx.name, i + 1, ours[i], want[i]);
+    }
+    eprintln!(
+        "{} {reference} ({:?} orders): {}/{} lines equal Bergamot",
+        fx.name,
+        fx.mkl,
+        src.len() - differ.len(),
+        src.len()
+    );
+    assert!(
+        differ.is_empty(),
+        "{}: {} of {} lines differ from {reference} ({:?} orders)",
+        fx.name,
+        differ.len(),
+        src.len(),
+        fx.mkl
+    );
+}
+
+#[test]
+#[ignore = "reads ../shared/fixtures/base-memory-enes (not in the repository); .ci/run runs it"]
+fn base_memory_zen_orders_equal_the_amd_references_exact() {
+    all_equal(&Fixture::base_memory_amd(), Arithmetic::Exact, false);
+}
+
+#[test]
+#[ignore = "reads ../shared/fixtures/base-memory-enes (not in the repository); .ci/run runs it"]
+fn base_memory_zen_orders_equal_the_amd_references_saturating() {
+    all_equal(&Fixture::base_memory_amd(), Arithmetic::Saturating, false);
+}
+
+#[test]
+#[ignore = "reads ../shared/fixtures/base-memory-enes (not in the repository); .ci/run runs it"]
+fn base_memory_zen_orders_equal_the_amd_references_exact_with_shortlist() {
+    all_equal(&Fixture::base_memory_amd(), Arithmetic::Exact, true);
+}
+
+#[test]
+fn tiny_zen_orders_equal_bergamot_under_the_zen_shim() {
+    let fx = Fixture::zen(Fixture::tiny());
+    all_equal(&fx, Arithmetic::Exact, false);
+    all_equal(&fx, Arithmetic::Saturating, false);
+    all_equal(&fx, Arithmetic::Exact, true);
+}
+
+#[test]
+fn base_zen_orders_equal_bergamot_under_the_zen_shim() {
+    let fx = Fixture::zen(Fixture::base());
+    all_equal(&fx, Arithmetic::Exact, false);
+    all_equal(&fx, Arithmetic::Saturating, false);
+    all_equal(&fx, Arithmetic::Exact, true);
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::time::Duration;
 use reseam::serve::{ServeOptions, log::Level};
 use reseam::translate::ArithmeticChoice;
 
-use super::translate::{Arith, PackArgs};
+use super::translate::{Arith, MklOrders, PackArgs};
 
 /// Serves translation over HTTP: the reseam API, and the LibreTranslate, DeepL, DeepLX,
 /// MTranServer, Immersive Translate, Kiss Translator and mozilla/translation-service APIs.
@@ -124,6 +124,11 @@ pub struct Args {
     #[arg(long, env = "RESEAM_MT_ARITHMETIC", value_enum, default_value_t = Arith::Auto)]
     pub arithmetic: Arith,
 
+    /// Summation orders of the float attention products: MKL's on Intel or on AMD (Zen) CPUs,
+    /// `auto` this CPU's (see `reseam translate --help`).
+    #[arg(long, env = "RESEAM_MT_MKL", value_enum, default_value_t = MklOrders::Auto)]
+    pub mkl: MklOrders,
+
     /// Least severe messages logged: one `info` line per request (route, status, duration,
     /// text and byte counts; never the texts), `debug` for more.
     #[arg(long, env = "LOG_LEVEL", value_enum, default_value_t = Level::Info, ignore_case = true)]
@@ -134,6 +139,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    args.mkl.apply();
     let models = args.models.unwrap_or_else(reseam::paths::default_models_dir);
     if !models.is_dir() {
         return Err(reseam::error::UsageError(format!(

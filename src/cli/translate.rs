@@ -18,6 +18,29 @@ pub enum Arith {
     Exact,
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum MklOrders {
+    /// What Firefox computes on this CPU: MKL's AMD orders on AMD CPUs with AVX2 (Zen), its
+    /// Intel orders elsewhere.
+    Auto,
+    /// MKL's orders on Intel CPUs (reproduces Firefox on Intel machines).
+    Intel,
+    /// MKL's orders on AMD Zen CPUs (reproduces Firefox on AMD machines, Zen 1 to 5).
+    Zen,
+}
+
+impl MklOrders {
+    /// Makes the choice the process's: every translation after this uses it.
+    pub fn apply(self) {
+        use reseam::marian::layers::attention::Mkl;
+        Mkl::set_process(match self {
+            MklOrders::Auto => Mkl::of_this_cpu(),
+            MklOrders::Intel => Mkl::Intel,
+            MklOrders::Zen => Mkl::Zen,
+        });
+    }
+}
+
 /// Translates text from standard input to standard output, line by line.
 ///
 /// Every input line gives one output line; empty lines stay empty and the spacing around and
@@ -58,6 +81,12 @@ pub struct Args {
     /// matches Firefox on this machine, `exact` gives the same output everywhere.
     #[arg(long, env = "RESEAM_MT_ARITHMETIC", value_enum, default_value_t = Arith::Auto)]
     pub arithmetic: Arith,
+
+    /// Summation orders of the float attention products. Firefox's engine sums them with Intel's
+    /// MKL, whose orders differ between Intel and AMD CPUs, so its output does too (at near-ties):
+    /// `auto` matches Firefox on this machine, `intel` or `zen` Firefox on such a machine.
+    #[arg(long, env = "RESEAM_MT_MKL", value_enum, default_value_t = MklOrders::Auto)]
+    pub mkl: MklOrders,
 
     /// Most sentences translated together (larger is faster; the output does not change).
     #[arg(long, env = "RESEAM_MT_BATCH", default_value_t = 64, value_parser = clap::value_parser!(u16).range(1..))]
@@ -143,6 +172,7 @@ pub struct PackArgs {
 }
 
 pub fn run(args: Args, verbose: bool) -> anyhow::Result<()> {
+    args.mkl.apply();
     let models = args.models.unwrap_or_else(reseam::paths::default_models_dir);
     let fetch = (!args.offline).then(|| args.source.options(models.clone(), verbose));
     let framing = match (args.jsonl, args.null_data) {

@@ -38,6 +38,9 @@ impl TestDir {
             .env("XDG_CONFIG_HOME", self.path().join("config"))
             // Packs of the repository's fixtures go here, not next to them.
             .env("RESEAM_PACK_DIR", self.path().join("packs"))
+            // The repository's Bergamot references were made on Intel Xeons: MKL's Intel orders,
+            // whatever CPU runs the tests (a test of the AMD references sets zen).
+            .env("RESEAM_MT_MKL", "intel")
             .current_dir(self.path());
         c
     }
