@@ -51,7 +51,7 @@ pub fn fma_sv(acc: &mut [f32], s: f32, b: &[f32]) {
 /// A float matrix product in which every element is one fused multiply-add chain from 0 in order
 /// over the inner index: `c[i·ldc + j] = fma(a[i·lda + k−1], b[(k−1)·ldb + j], … fma(a[i·lda],
 /// b[j], 0))` for `i < m`, `j < n`. This is MKL's order for attention's products over several
-/// query rows (see reseam's `layers/attention.rs`); the vector forms compute many elements side
+/// query rows (see reseam's `layers/attention/`); the vector forms compute many elements side
 /// by side, each with this chain, so they give its bits.
 #[allow(clippy::too_many_arguments)]
 pub fn chain_products(
@@ -104,7 +104,7 @@ pub fn check_chain_products(
 }
 
 /// MKL's `Q·Kᵀ` for one query row over keys whose block of 4 is full (reseam's
-/// `layers/attention.rs` says how it was read off MKL): for each key `j < nb`, with `b_t` =
+/// `layers/attention/` says how it was read off MKL): for each key `j < nb`, with `b_t` =
 /// `kt[t·ldkt + j]` (the keys transposed), the first product alone, then every full chunk of 16
 /// elements from element 1 fused into 16 lanes (the first product in lane 0), the lanes halved
 /// (`l + l+8`, `+4`, `+2`, `+1`); the partial chunk left fused into fresh lanes with that sum in
@@ -160,7 +160,7 @@ pub fn check_carry_scores(q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: &[
     assert!(out.len() >= nb, "carry_scores: output shorter than {nb}");
 }
 
-/// MKL's `weights·V` for one query row (reseam's `layers/attention.rs`): per dimension `d <
+/// MKL's `weights·V` for one query row (reseam's `layers/attention/`): per dimension `d <
 /// dk`, with `v_j` = `v[j·ldv + d]`, blocks of 8 weights combined as `((c·fma 6, fma 4) +
 /// (5,7)) + ((0,2) + (1,3))` with the carry `c` of the blocks before, where `(p,q)` is `fma(w_p,
 /// v_p, w_q·v_q)`, then a plain fma chain over the keys left. `out[d]` gets the sum.

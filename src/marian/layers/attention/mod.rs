@@ -1,0 +1,428 @@
+//! Scaled dot-product attention for one sentence and one head, with the two float products in the
+//! order of operations of the BLAS Bergamot's native build uses.
+//!
+//! Marian computes `softmax(alpha · Q·Kᵀ + mask) · V` with `cblas_sgemm_batch` (static MKL in the
+//! `bergamot` 0.4.5 wheel). MKL's summation order depends on the shapes, so it was measured on that
+//! binary (through its exported `cblas_sgemm_batch`, with inputs built to expose the order of
+//! additions, then confirmed bit for bit on random data for head size 32, 1–128 keys, 1–128
+//! queries, batched as Marian batches them). "fma" below is one fused multiply-add.
+//!
+//! `Q·Kᵀ` (inner dimension = head size `k`), per output element, then `× alpha`. A "chunk" is 16
+//! consecutive elements, accumulated into 16 lanes that are reduced by halving
+//! (`l + l+8`, `l + l+4`, `l + l+2`, `l + l+1`):
+//! - one query row (the decoder), keys in blocks of 4 ("carry"): the first product goes to lane 0,
+//!   every full chunk from element 1 on is fma'd into the same lanes, the lanes are reduced; the
+//!   remaining partial chunk is fma'd into fresh lanes with that sum in lane 0, reduced again;
+//! - one query row, keys past the last block of 4 ("tail"): chunks from element 1 into one set
+//!   of lanes, reduced, then added to the first product; on the 1st, 3rd, ... tail key the
+//!   second chunk, when full, is multiplied and added instead of fma'd;
+//! - 2–3 keys (a source of 1–2 pieces), several queries: chunks from element 0 into one set of
+//!   lanes, reduced; on even query rows the second chunk, when full, is not fused; except
+//!   - exactly two queries at head size 48 or 64: the chunks into one set of lanes (at 64 in
+//!     reverse order, the last one multiplied), reduced in four interleaved groups
+//!     (`l, l+4, l+8, l+12` in turn, then `(g0 + g1) + (g2 + g3)`);
+//!   - three or more queries at head size 64, even rows: chunks 0 and 2 into one set of lanes,
+//!     1 (multiplied) and 3 into another, the two added lane by lane, then reduced;
+//! - otherwise a plain fma chain over `t = 0..k`.
+//!
+//! `weights·V` (inner dimension = number of keys), per output element:
+//! - one query row: blocks of 8 keys combined as `((c·fma 6, fma 4) + (5,7)) + ((0,2) + (1,3))`
+//!   with the carry `c` of the previous blocks, where `(p,q)` is `fma(w_p, v_p, w_q·v_q)`, then a
+//!   plain fma chain over the leftover keys;
+//! - several query rows: a plain fma chain.
+//!
+//! All of this was confirmed for head sizes 32, 48 and 64 (tiny, base-memory and base models) on
+//! 1–129 keys; the orders were read off MKL by absorption probes (one product 1, two others
+//! ±2^25: the 1 survives only if the two large ones meet first, which gives the whole summation
+//! tree) and fused/unfused steps by random inputs, on an Intel Xeon (AVX-512, Sapphire Rapids).
+//!
+//! These are MKL's orders on Intel CPUs ([`Mkl::Intel`]). On AMD CPUs with AVX2 the same binary
+//! takes MKL's generic code path with its Zen kernels ([`Mkl::Zen`]; `mkl_serv_intel_cpu_true`
+//! is false there, `mkl_serv_cpuiszen` true), whose orders are, with `p_t = q_t·k_t` rounded
+//! and every addition unfused unless said:
+//!
+//! `Q·Kᵀ`:
+//! - one query row (the decoder): `s = ((p0 + p1) + p2) + p3`; keys in blocks of 4: 4 lanes over
+//!   elements 4.. (lane `l` holds `4 + l, 8 + l, ...`, lane 0 starting from `s`), reduced as
+//!   `(l0 + l2) + (l1 + l3)`; keys past the last block of 4: on the 1st and 3rd, 8 lanes over
+//!   elements `4..k-4` halved (`l + l+4`, `l + l+2`, `l + l+1`), on the 2nd 4 lanes over them,
+//!   then the last four products added in turn; the sum times `alpha`;
+//! - 2–3 query rows, or fewer than 12 keys: keys in blocks of 4 in 4 lanes from element 0
+//!   (`(l0 + l2) + (l1 + l3)`), the others in 8 lanes halved; times `alpha`;
+//! - 4 or more query rows over 12 or more keys (the encoder's sentences of 12 positions or
+//!   more): a plain fma chain over `q_t · (alpha·k_t)`: MKL scales the keys as it packs them.
+//!
+//! `weights·V`: 1–3 query rows: the rounded products added in turn; 4 or more: a plain fma chain.
+//!
+//! They were read off the bergamot wheel's MKL on this Xeon with `mkl_zen_shim.c` preloaded
+//! (which makes it take its AMD path, and gives back the AMD references of base-memory-enes
+//! 300/300), with one absorption probe per pair of elements (`tests/fixtures/
+//! base-memory-enes-xeon/tools/mkl_check_trees.py`: trees and fused steps of every output
+//! element, for head sizes 32, 48 and 64, 1–130 keys, one query row and as many as keys, and all
+//! `m, n` up to 16), then held bit for bit on random inputs at all those shapes
+//! (`tools/mkl_cases.py`, test `orders_equal_mkl_on_every_marian_shape`). MKL's AMD path does not
+//! depend on the instruction sets beyond AVX2: `mkl_serv_cpu_detect` reports the generic path
+//! there with or without `MKL_ENABLE_INSTRUCTIONS=AVX2` (or `AVX`, `SSE4_2`), and all 1554
+//! random products come out byte for byte the same under `MKL_ENABLE_INSTRUCTIONS=AVX2`, so Zen 3
+//! (AVX2) and Zen 4 (AVX-512) sum alike. (`MKL_CBWR=COMPATIBLE` turns the Zen kernels off: not
+//! reproduced; Firefox does not set it.)
+//!
+//! Padding is never part of a product here: each sentence attends over its own keys, so the
+//! result does not depend on which other sentences share the batch.
+
+use reseam_kernels::Kernels;
+
+use super::softmax::softmax;
+
+mod zen;
+pub use zen::{MKL_VAR, Mkl};
+use zen::{qk_zen, wv_zen_unfused, zen_block_rows, zen_chains, zen_fused_values};
+
+/// A read-only matrix view: element `(row, t)` is `data[row * stride + col + t]`.
+#[derive(Clone, Copy)]
+pub struct View<'a> {
+    pub data: &'a [f32],
+    pub stride: usize,
+    pub col: usize,
+}
+
+impl View<'_> {
+    #[inline]
+    fn row(&self, r: usize, len: usize) -> &[f32] {
+        let s = r * self.stride + self.col;
+        &self.data[s..s + len]
+    }
+
+    #[inline]
+    fn at(&self, r: usize, t: usize) -> f32 {
+        self.data[r * self.stride + self.col + t]
+    }
+}
+
+#[inline]
+fn fma(a: f32, b: f32, c: f32) -> f32 {
+    a.mul_add(b, c)
+}
+
+#[inline]
+fn halve16(mut v: [f32; 16]) -> f32 {
+    let mut h = 8;
+    while h > 0 {
+        for i in 0..h {
+            v[i] += v[i + h];
+        }
+        h /= 2;
+    }
+    v[0]
+}
+
+fn chain(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = 0f32;
+    for (&x, &y) in a.iter().zip(b) {
+        acc = fma(x, y, acc);
+    }
+    acc
+}
+
+/// The fused multiply-add of whole lanes: `acc[l] = fma(a[l], b[l], acc[l])`. The specification
+/// passes [`fma_lanes`]; the engine passes its kernels' vector form, which gives the same bits.
+trait FmaLanes: Fn(&mut [f32], &[f32], &[f32]) {}
+impl<F: Fn(&mut [f32], &[f32], &[f32])> FmaLanes for F {}
+
+fn fma_lanes(acc: &mut [f32], a: &[f32], b: &[f32]) {
+    for ((c, &x), &y) in acc.iter_mut().zip(a).zip(b) {
+        *c = fma(x, y, *c);
+    }
+}
+
+fn one_row_carry(a: &[f32], b: &[f32], f: &impl FmaLanes) -> f32 {
+    let k = a.len();
+    let mut carry = a[0] * b[0];
+    let full = (k - 1) / 16;
+    let mut i = 1;
+    if full > 0 {
+        let mut lanes = [0f32; 16];
+        lanes[0] = carry;
+        for _ in 0..full {
+            f(&mut lanes, &a[i..i + 16], &b[i..i + 16]);
+            i += 16;
+        }
+        carry = halve16(lanes);
+    }
+    if i < k {
+        let mut lanes = [0f32; 16];
+        lanes[0] = carry;
+        f(&mut lanes[..k - i], &a[i..k], &b[i..k]);
+        carry = halve16(lanes);
+    }
+    carry
+}
+
+/// Chunks of 16 from `start` into one set of lanes, halved; the second chunk, when full, is
+/// multiplied and added instead of fused if `second_unfused`.
+fn lanes16(a: &[f32], b: &[f32], start: usize, second_unfused: bool, f: &impl FmaLanes) -> f32 {
+    let k = a.len();
+    let mut lanes = [0f32; 16];
+    let (mut i, mut c) = (start, 0);
+    while i < k {
+        let end = k.min(i + 16);
+        if c == 1 && i + 16 <= k && second_unfused {
+            for (l, lane) in lanes.iter_mut().enumerate() {
+                *lane += a[i + l] * b[i + l];
+            }
+        } else {
+            f(&mut lanes[..end - i], &a[i..end], &b[i..end]);
+        }
+        i += 16;
+        c += 1;
+    }
+    halve16(lanes)
+}
+
+/// The 16 lanes reduced in four interleaved groups, `g, g+4, g+8, g+12` in turn, then
+/// `(g0 + g1) + (g2 + g3)`.
+fn split16(v: [f32; 16]) -> f32 {
+    let g: [f32; 4] = std::array::from_fn(|g| ((v[g] + v[g + 4]) + v[g + 8]) + v[g + 12]);
+    (g[0] + g[1]) + (g[2] + g[3])
+}
+
+/// Two queries over 2–3 keys at head size 48 or 64 (`k` a multiple of 16): the chunks fma'd into
+/// one set of lanes, in reverse order at 64 (the last chunk multiplied, not fused), then
+/// [`split16`].
+fn two_rows(a: &[f32], b: &[f32], f: &impl FmaLanes) -> f32 {
+    let mut lanes = [0f32; 16];
+    let chunk = |c: usize| c * 16..c * 16 + 16;
+    if a.len() == 64 {
+        for (l, lane) in lanes.iter_mut().enumerate() {
+            *lane = a[48 + l] * b[48 + l];
+        }
+        for c in (0..3).rev() {
+            f(&mut lanes, &a[chunk(c)], &b[chunk(c)]);
+        }
+    } else {
+        for c in 0..a.len() / 16 {
+            f(&mut lanes, &a[chunk(c)], &b[chunk(c)]);
+        }
+    }
+    split16(lanes)
+}
+
+/// An even query row of three or more over 2–3 keys at head size 64: chunks 0 and 2 into one set
+/// of lanes, chunks 1 and 3 into another (chunk 1 multiplied, not fused), added, halved.
+fn even_row_64(a: &[f32], b: &[f32], f: &impl FmaLanes) -> f32 {
+    let (mut x, mut y) = ([0f32; 16], [0f32; 16]);
+    f(&mut x, &a[..16], &b[..16]);
+    for (l, lane) in y.iter_mut().enumerate() {
+        *lane = a[16 + l] * b[16 + l];
+    }
+    f(&mut x, &a[32..48], &b[32..48]);
+    f(&mut y, &a[48..], &b[48..]);
+    halve16(std::array::from_fn(|l| x[l] + y[l]))
+}
+
+fn one_row_tail(a: &[f32], b: &[f32], tail_index: usize, f: &impl FmaLanes) -> f32 {
+    a[0] * b[0] + lanes16(a, b, 1, tail_index.is_multiple_of(2), f)
+}
+
+/// One element of `Q·Kᵀ` before scaling, for a product of `m` queries by `n` keys.
+#[inline]
+fn qk(m: usize, n: usize, i: usize, j: usize, q: &[f32], k: &[f32], f: &impl FmaLanes) -> f32 {
+    if m == 1 {
+        let blocks = n / 4 * 4;
+        if j < blocks { one_row_carry(q, k, f) } else { one_row_tail(q, k, j - blocks, f) }
+    } else if n < 4 {
+        match (m, q.len()) {
+            (2, 48 | 64) => two_rows(q, k, f),
+            (_, 64) if i.is_multiple_of(2) => even_row_64(q, k, f),
+            _ => lanes16(q, k, 0, i.is_multiple_of(2), f),
+        }
+    } else {
+        chain(q, k)
+    }
+}
+
+/// One element of `weights·V` for a single query row: `w` are the weights, `v(j)` the values.
+fn wv_one_row(w: &[f32], v: impl Fn(usize) -> f32) -> f32 {
+    let n = w.len();
+    let pair = |p: usize, q: usize| fma(w[p], v(p), w[q] * v(q));
+    let mut c = 0f32;
+    let mut b = 0;
+    while b + 8 <= n {
+        let mut s = fma(w[b + 4], v(b + 4), fma(w[b + 6], v(b + 6), c));
+        s += pair(b + 5, b + 7);
+        let t = pair(b, b + 2) + pair(b + 1, b + 3);
+        c = s + t;
+        b += 8;
+    }
+    for (j, &wj) in w.iter().enumerate().skip(b) {
+        c = fma(wj, v(j), c);
+    }
+    c
+}
+
+/// Attention of `m` query rows over `n` keys of one head of size `dk`; writes `m` rows of `dk`
+/// values at `out[row * out_stride + out_col ..]`. `scratch` is working memory.
+///
+/// Each output element gets the operations [`attend_reference`] gives it, in the same order;
+/// only the grouping into vector instructions differs: the encoder's plain chains run across
+/// keys (over a transposed copy of the keys), the value sums across the head's dimensions.
+#[allow(clippy::too_many_arguments)]
+pub fn attend(
+    kern: &Kernels,
+    q: View,
+    m: usize,
+    k: View,
+    keys_t: Option<View>,
+    v: View,
+    n: usize,
+    dk: usize,
+    scale: f32,
+    scratch: &mut Vec<f32>,
+    out: &mut [f32],
+    out_stride: usize,
+    out_col: usize,
+) {
+    attend_with(kern, Mkl::current(), q, m, k, keys_t, v, n, dk, scale, scratch, out, out_stride, out_col);
+}
+
+/// [`attend`] in the orders of `mkl`.
+#[allow(clippy::too_many_arguments)]
+pub fn attend_with(
+    kern: &Kernels,
+    mkl: Mkl,
+    q: View,
+    m: usize,
+    k: View,
+    keys_t: Option<View>,
+    v: View,
+    n: usize,
+    dk: usize,
+    scale: f32,
+    scratch: &mut Vec<f32>,
+    out: &mut [f32],
+    out_stride: usize,
+    out_col: usize,
+) {
+    let zen = mkl == Mkl::Zen;
+    let chains = if zen { zen_chains(m, n) } else { m > 1 && n >= 4 };
+    // One query row over transposed keys: the carry sums (Zen: the 4-lane sums) of all keys
+    // whose block of 4 is full run side by side, one vector lane per key ([`one_row_carry`]
+    // for each; Zen: 4 rows of lanes in scratch).
+    let carried = if m == 1 && keys_t.is_some() { n / 4 * 4 } else { 0 };
+    let zen_lanes = if zen { 4 * carried } else { 0 };
+    scratch.clear();
+    scratch.resize(m * n + if chains { dk * n } else { 0 } + zen_lanes, 0.0);
+    let (scores, rest) = scratch.split_at_mut(m * n);
+    let (kt, lanes) = rest.split_at_mut(if chains { dk * n } else { 0 });
+    let f = |acc: &mut [f32], a: &[f32], b: &[f32]| kern.fma_vv(acc, a, b);
+    if chains {
+        for j in 0..n {
+            for (t, &x) in k.row(j, dk).iter().enumerate() {
+                kt[t * n + j] = if zen { x * scale } else { x };
+            }
+        }
+        // `chain(q_i, k_j)` for every query and key at once: fma over t from 0, starting at 0
+        // (Zen: over keys already scaled).
+        kern.chain_products(&q.data[q.col..], q.stride, kt, n, m, n, dk, scores, n);
+        if !zen {
+            for s in scores.iter_mut() {
+                *s *= scale;
+            }
+        }
+    }
+    for i in 0..m {
+        let qi = q.row(i, dk);
+        let row = &mut scores[i * n..(i + 1) * n];
+        if !chains {
+            if let Some(kt) = keys_t
+                && carried > 0
+            {
+                if zen {
+                    zen_block_rows(qi, kt, carried, lanes, row);
+                } else {
+                    kern.carry_scores(qi, &kt.data[kt.col..], kt.stride, carried, row);
+                }
+                for s in &mut row[..carried] {
+                    *s *= scale;
+                }
+            }
+            for (j, s) in row.iter_mut().enumerate().skip(carried) {
+                let kj = k.row(j, dk);
+                *s = if zen { qk_zen(m, n, j, qi, kj, scale) } else { qk(m, n, i, j, qi, kj, &f) * scale };
+            }
+        }
+        softmax(row);
+    }
+    if zen && !zen_fused_values(m) {
+        // [`wv_zen_unfused`] for all dimensions at once.
+        for i in 0..m {
+            let w = &scores[i * n..(i + 1) * n];
+            let o = &mut out[i * out_stride + out_col..i * out_stride + out_col + dk];
+            o.fill(0.0);
+            for (j, &wj) in w.iter().enumerate() {
+                for (x, &y) in o.iter_mut().zip(v.row(j, dk)) {
+                    *x += wj * y;
+                }
+            }
+        }
+    } else if m == 1 {
+        // [`wv_one_row`] for all dimensions at once.
+        kern.one_row_values(&scores[..n], &v.data[v.col..], v.stride, dk, &mut out[out_col..out_col + dk]);
+    } else {
+        // A plain chain over the keys for every row and dimension at once.
+        let out = &mut out[out_col..];
+        kern.chain_products(scores, n, &v.data[v.col..], v.stride, m, dk, n, out, out_stride);
+    }
+}
+
+/// The specification of [`attend`]: every element computed on its own, in scalar code.
+#[allow(clippy::too_many_arguments)]
+pub fn attend_reference(
+    mkl: Mkl,
+    q: View,
+    m: usize,
+    k: View,
+    v: View,
+    n: usize,
+    dk: usize,
+    scale: f32,
+    scores: &mut Vec<f32>,
+    out: &mut [f32],
+    out_stride: usize,
+    out_col: usize,
+) {
+    scores.clear();
+    scores.resize(m * n, 0.0);
+    for i in 0..m {
+        let qi = q.row(i, dk);
+        let row = &mut scores[i * n..(i + 1) * n];
+        for (j, s) in row.iter_mut().enumerate() {
+            let kj = k.row(j, dk);
+            *s = match mkl {
+                Mkl::Intel => qk(m, n, i, j, qi, kj, &fma_lanes) * scale,
+                Mkl::Zen => qk_zen(m, n, j, qi, kj, scale),
+            };
+        }
+        softmax(row);
+    }
+    for i in 0..m {
+        let w = &scores[i * n..(i + 1) * n];
+        let o = &mut out[i * out_stride + out_col..i * out_stride + out_col + dk];
+        for (t, o) in o.iter_mut().enumerate() {
+            *o = if mkl == Mkl::Zen && !zen_fused_values(m) {
+                wv_zen_unfused(w, |j| v.at(j, t))
+            } else if m == 1 {
+                wv_one_row(w, |j| v.at(j, t))
+            } else {
+                let mut acc = 0f32;
+                for (j, &wj) in w.iter().enumerate() {
+                    acc = fma(wj, v.at(j, t), acc);
+                }
+                acc
+            };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
