@@ -1,0 +1,222 @@
+//! Marian's float side with ymm registers: the log-softmax reductions over Cephes
+//! exponentials, and attention's products in MKL's orders ([`crate::cephes`] and
+//! [`crate::scalar`] are their specifications).
+
+use std::arch::x86_64::*;
+
+use super::first_lanes;
+
+/// [`crate::cephes::exp_ps`] on 8 lanes: `exp256_ps` of `avx_mathfun.h` instruction for
+/// instruction (multiplies and adds, never fused; `vroundps` for its floor).
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+pub(crate) fn cephes_exp8(x: __m256) -> __m256 {
+    use crate::cephes::c::*;
+    let one = _mm256_set1_ps(1.0);
+    let x = _mm256_min_ps(x, _mm256_set1_ps(EXP_HI));
+    let mut x = _mm256_max_ps(x, _mm256_set1_ps(EXP_LO));
+    let fx = _mm256_add_ps(_mm256_mul_ps(x, _mm256_set1_ps(LOG2EF)), _mm256_set1_ps(0.5));
+    let tmp = _mm256_round_ps::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(fx);
+    let mask = _mm256_and_ps(_mm256_cmp_ps::<_CMP_GT_OS>(tmp, fx), one);
+    let fx = _mm256_sub_ps(tmp, mask);
+    x = _mm256_sub_ps(x, _mm256_mul_ps(fx, _mm256_set1_ps(EXP_C1)));
+    x = _mm256_sub_ps(x, _mm256_mul_ps(fx, _mm256_set1_ps(EXP_C2)));
+    let z = _mm256_mul_ps(x, x);
+    let mut y = _mm256_set1_ps(EXP_P[0]);
+    for &p in &EXP_P[1..] {
+        y = _mm256_add_ps(_mm256_mul_ps(y, x), _mm256_set1_ps(p));
+    }
+    y = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(y, z), x), one);
+    let n = _mm256_add_epi32(_mm256_cvttps_epi32(fx), _mm256_set1_epi32(0x7f));
+    _mm256_mul_ps(y, _mm256_castsi256_ps(_mm256_slli_epi32::<23>(n)))
+}
+
+/// The maximum of 8 lanes (none NaN), in any order: the maximum is exact.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+pub(crate) fn max_of_lanes(m: __m256) -> f32 {
+    let m = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps::<1>(m));
+    let m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    let m = _mm_max_ss(m, _mm_shuffle_ps::<0b01>(m, m));
+    _mm_cvtss_f32(m)
+}
+
+/// The eight lanes of `acc` added left to right from 0, as [`crate::cephes::max_and_exp_sum8`]
+/// ends.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+pub(crate) fn sum_left_to_right(acc: __m256) -> f32 {
+    let mut lanes = [0f32; 8];
+    // SAFETY: 8 floats of room.
+    unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), acc) };
+    let mut sum = 0f32;
+    for a in lanes {
+        sum += a;
+    }
+    sum
+}
+
+/// [`crate::cephes::max_and_exp_sum8`] with ymm registers: four running maxima (vmaxps keeps its
+/// second operand, the accumulator, when the value is NaN, as the running comparison skips it),
+/// then one register of eight lane sums, one [`cephes_exp8`] per eight values.
+///
+/// # Safety
+/// The CPU has AVX2 and FMA; the row is not empty and its length a multiple of 8.
+#[target_feature(enable = "avx2,fma")]
+pub(crate) unsafe fn max_and_exp_sum8(row: &[f32]) -> (f32, f32) {
+    let n = row.len();
+    if row[0].is_nan() {
+        // A NaN first value is the maximum; nothing here is fast then.
+        return crate::cephes::max_and_exp_sum8(row);
+    }
+    let p = row.as_ptr();
+    let mut m = [_mm256_set1_ps(row[0]); 4];
+    let mut i = 0;
+    while i + 32 <= n {
+        for (k, mk) in m.iter_mut().enumerate() {
+            // SAFETY: 32 floats readable at `row[i..]`.
+            *mk = _mm256_max_ps(unsafe { _mm256_loadu_ps(p.add(i + 8 * k)) }, *mk);
+        }
+        i += 32;
+    }
+    while i < n {
+        // SAFETY: `n` is a multiple of 8, so 8 floats are readable at `row[i..]`.
+        m[0] = _mm256_max_ps(unsafe { _mm256_loadu_ps(p.add(i)) }, m[0]);
+        i += 8;
+    }
+    let max = max_of_lanes(_mm256_max_ps(_mm256_max_ps(m[0], m[1]), _mm256_max_ps(m[2], m[3])));
+    let mv = _mm256_set1_ps(max);
+    let mut acc = _mm256_setzero_ps();
+    for i in (0..n).step_by(8) {
+        // SAFETY: as above.
+        acc = _mm256_add_ps(acc, cephes_exp8(_mm256_sub_ps(unsafe { _mm256_loadu_ps(p.add(i)) }, mv)));
+    }
+    (max, sum_left_to_right(acc))
+}
+
+/// [`crate::scalar::chain_products`] with ymm registers: tiles of up to 4 rows × 8 columns, one
+/// accumulator per row, `vfmadd231ps` over the inner index in order; the last columns through
+/// masked loads and stores.
+///
+/// # Safety
+/// The CPU has AVX2 and FMA; lengths as [`crate::scalar::check_chain_products`] checks them.
+#[target_feature(enable = "avx2,fma")]
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn chain_products(
+    a: &[f32],
+    lda: usize,
+    b: &[f32],
+    ldb: usize,
+    m: usize,
+    n: usize,
+    k: usize,
+    c: &mut [f32],
+    ldc: usize,
+) {
+    let mut i = 0;
+    while i < m {
+        let r = (m - i).min(4);
+        let mut j = 0;
+        while j < n {
+            let mask = first_lanes((n - j).min(8));
+            let mut acc = [_mm256_setzero_ps(); 4];
+            for t in 0..k {
+                // SAFETY: the masked lanes are `b[t·ldb + j ..][..w]`, inside `b` (checked).
+                let bv = unsafe { _mm256_maskload_ps(b.as_ptr().add(t * ldb + j), mask) };
+                for (rr, ac) in acc.iter_mut().enumerate().take(r) {
+                    *ac = _mm256_fmadd_ps(_mm256_set1_ps(a[(i + rr) * lda + t]), bv, *ac);
+                }
+            }
+            for (rr, ac) in acc.iter().enumerate().take(r) {
+                // SAFETY: the masked lanes are `c[(i + rr)·ldc + j ..][..w]`, inside `c` (checked).
+                unsafe { _mm256_maskstore_ps(c.as_mut_ptr().add((i + rr) * ldc + j), mask, *ac) };
+            }
+            j += 8;
+        }
+        i += r;
+    }
+}
+
+/// [`crate::scalar::carry_scores`] with ymm registers: 8 keys per register, as
+/// `zmm::carry_scores` with 16.
+///
+/// # Safety
+/// The CPU has AVX2 and FMA; lengths as [`crate::scalar::check_carry_scores`] checks them.
+#[target_feature(enable = "avx2,fma")]
+pub(crate) unsafe fn carry_scores(q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: &mut [f32]) {
+    let k = q.len();
+    let full = (k - 1) / 16;
+    let mut j = 0;
+    while j < nb {
+        let mask = first_lanes((nb - j).min(8));
+        // SAFETY: the masked lanes of row t are `kt[t·ldkt + j ..]` up to key nb, inside `kt`.
+        let b = |t: usize| unsafe { _mm256_maskload_ps(kt.as_ptr().add(t * ldkt + j), mask) };
+        let halve = |l: &mut [__m256; 16]| {
+            let mut h = 8;
+            while h > 0 {
+                for i in 0..h {
+                    l[i] = _mm256_add_ps(l[i], l[i + h]);
+                }
+                h /= 2;
+            }
+            l[0]
+        };
+        let mut carry = _mm256_mul_ps(_mm256_set1_ps(q[0]), b(0));
+        let mut i = 1;
+        if full > 0 {
+            let mut l = [_mm256_setzero_ps(); 16];
+            l[0] = carry;
+            for _ in 0..full {
+                for (x, lane) in l.iter_mut().enumerate() {
+                    *lane = _mm256_fmadd_ps(_mm256_set1_ps(q[i + x]), b(i + x), *lane);
+                }
+                i += 16;
+            }
+            carry = halve(&mut l);
+        }
+        if i < k {
+            let mut l = [_mm256_setzero_ps(); 16];
+            l[0] = carry;
+            for (x, lane) in l.iter_mut().enumerate().take(k - i) {
+                *lane = _mm256_fmadd_ps(_mm256_set1_ps(q[i + x]), b(i + x), *lane);
+            }
+            carry = halve(&mut l);
+        }
+        // SAFETY: the masked lanes are `out[j..nb]`.
+        unsafe { _mm256_maskstore_ps(out.as_mut_ptr().add(j), mask, carry) };
+        j += 8;
+    }
+}
+
+/// [`crate::scalar::one_row_values`] with ymm registers: 8 dimensions per register, as
+/// `zmm::one_row_values` with 16.
+///
+/// # Safety
+/// The CPU has AVX2 and FMA; lengths as [`crate::scalar::check_one_row_values`] checks them.
+#[target_feature(enable = "avx2,fma")]
+pub(crate) unsafe fn one_row_values(w: &[f32], v: &[f32], ldv: usize, dk: usize, out: &mut [f32]) {
+    let n = w.len();
+    let mut d = 0;
+    while d < dk {
+        let mask = first_lanes((dk - d).min(8));
+        // SAFETY: the masked lanes of value row j are `v[j·ldv + d ..]` up to dk, inside `v`.
+        let vr = |j: usize| unsafe { _mm256_maskload_ps(v.as_ptr().add(j * ldv + d), mask) };
+        let ws = |j: usize| _mm256_set1_ps(w[j]);
+        let pair = |p: usize, q: usize| _mm256_fmadd_ps(ws(p), vr(p), _mm256_mul_ps(ws(q), vr(q)));
+        let mut c = _mm256_setzero_ps();
+        let mut b = 0;
+        while b + 8 <= n {
+            let mut s = _mm256_fmadd_ps(ws(b + 4), vr(b + 4), _mm256_fmadd_ps(ws(b + 6), vr(b + 6), c));
+            s = _mm256_add_ps(s, pair(b + 5, b + 7));
+            let t = _mm256_add_ps(pair(b, b + 2), pair(b + 1, b + 3));
+            c = _mm256_add_ps(s, t);
+            b += 8;
+        }
+        for j in b..n {
+            c = _mm256_fmadd_ps(ws(j), vr(j), c);
+        }
+        // SAFETY: the masked lanes are `out[d..dk]`.
+        unsafe { _mm256_maskstore_ps(out.as_mut_ptr().add(d), mask, c) };
+        d += 8;
+    }
+}

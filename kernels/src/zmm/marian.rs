@@ -1,0 +1,206 @@
+//! Marian's float side with zmm registers: the log-softmax reductions over Cephes
+//! exponentials, and attention's products in MKL's orders ([`crate::cephes`] and
+//! [`crate::scalar`] are their specifications).
+
+use std::arch::x86_64::*;
+
+use super::lanes;
+
+/// [`crate::cephes::exp_ps`] on 16 lanes, as [`crate::ymm::cephes_exp8`] on 8 (the same
+/// instructions, twice as wide, so every lane gives the same bits).
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn cephes_exp16(x: __m512) -> __m512 {
+    use crate::cephes::c::*;
+    let one = _mm512_set1_ps(1.0);
+    let x = _mm512_min_ps(x, _mm512_set1_ps(EXP_HI));
+    let mut x = _mm512_max_ps(x, _mm512_set1_ps(EXP_LO));
+    let fx = _mm512_add_ps(_mm512_mul_ps(x, _mm512_set1_ps(LOG2EF)), _mm512_set1_ps(0.5));
+    let tmp = _mm512_roundscale_ps::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(fx);
+    let gt = _mm512_cmp_ps_mask::<_CMP_GT_OS>(tmp, fx);
+    let fx = _mm512_mask_sub_ps(tmp, gt, tmp, one);
+    x = _mm512_sub_ps(x, _mm512_mul_ps(fx, _mm512_set1_ps(EXP_C1)));
+    x = _mm512_sub_ps(x, _mm512_mul_ps(fx, _mm512_set1_ps(EXP_C2)));
+    let z = _mm512_mul_ps(x, x);
+    let mut y = _mm512_set1_ps(EXP_P[0]);
+    for &p in &EXP_P[1..] {
+        y = _mm512_add_ps(_mm512_mul_ps(y, x), _mm512_set1_ps(p));
+    }
+    y = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(y, z), x), one);
+    let n = _mm512_add_epi32(_mm512_cvttps_epi32(fx), _mm512_set1_epi32(0x7f));
+    _mm512_mul_ps(y, _mm512_castsi512_ps(_mm512_slli_epi32::<23>(n)))
+}
+
+/// [`crate::cephes::max_and_exp_sum8`] with zmm registers: the maximum in four registers, then
+/// sixteen exponentials per [`cephes_exp16`], added to the eight lane sums as their low then
+/// their high half, which is the order of two steps of eight.
+///
+/// # Safety
+/// The CPU has AVX-512F; the row is not empty and its length a multiple of 8.
+#[target_feature(enable = "avx512f")]
+pub(crate) unsafe fn max_and_exp_sum8(row: &[f32]) -> (f32, f32) {
+    let n = row.len();
+    if row[0].is_nan() {
+        return crate::cephes::max_and_exp_sum8(row);
+    }
+    let p = row.as_ptr();
+    let mut m = [_mm512_set1_ps(row[0]); 4];
+    let mut i = 0;
+    while i + 64 <= n {
+        for (k, mk) in m.iter_mut().enumerate() {
+            // SAFETY: 64 floats readable at `row[i..]`.
+            *mk = _mm512_max_ps(unsafe { _mm512_loadu_ps(p.add(i + 16 * k)) }, *mk);
+        }
+        i += 64;
+    }
+    while i < n {
+        let k = lanes(i, n);
+        // SAFETY: the mask keeps the load inside `row`.
+        m[0] = _mm512_mask_max_ps(m[0], k, unsafe { _mm512_maskz_loadu_ps(k, p.add(i)) }, m[0]);
+        i += 16;
+    }
+    let max = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_max_ps(m[0], m[1]), _mm512_max_ps(m[2], m[3])));
+    let mv = _mm512_set1_ps(max);
+    let mut acc = _mm256_setzero_ps();
+    let mut i = 0;
+    while i + 16 <= n {
+        // SAFETY: 16 floats readable at `row[i..]`.
+        let e = cephes_exp16(_mm512_sub_ps(unsafe { _mm512_loadu_ps(p.add(i)) }, mv));
+        acc = _mm256_add_ps(acc, _mm512_castps512_ps256(e));
+        acc = _mm256_add_ps(acc, _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(e))));
+        i += 16;
+    }
+    if i < n {
+        // SAFETY: `n` is a multiple of 8: the last 8 floats are readable.
+        let x = unsafe { _mm256_loadu_ps(p.add(i)) };
+        acc = _mm256_add_ps(acc, crate::ymm::cephes_exp8(_mm256_sub_ps(x, _mm512_castps512_ps256(mv))));
+    }
+    (max, crate::ymm::sum_left_to_right(acc))
+}
+
+/// [`crate::scalar::chain_products`] with zmm registers: tiles of up to 4 rows × 16 columns, as
+/// [`crate::ymm::chain_products`] with twice the columns, the tail through a mask.
+///
+/// # Safety
+/// The CPU has AVX-512F; lengths as [`crate::scalar::check_chain_products`] checks them.
+#[target_feature(enable = "avx512f")]
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn chain_products(
+    a: &[f32],
+    lda: usize,
+    b: &[f32],
+    ldb: usize,
+    m: usize,
+    n: usize,
+    k: usize,
+    c: &mut [f32],
+    ldc: usize,
+) {
+    let mut i = 0;
+    while i < m {
+        let r = (m - i).min(4);
+        let mut j = 0;
+        while j < n {
+            let mask = lanes(j, n);
+            let mut acc = [_mm512_setzero_ps(); 4];
+            for t in 0..k {
+                // SAFETY: the masked lanes are `b[t·ldb + j ..][..]` up to column n, inside `b`.
+                let bv = unsafe { _mm512_maskz_loadu_ps(mask, b.as_ptr().add(t * ldb + j)) };
+                for (rr, ac) in acc.iter_mut().enumerate().take(r) {
+                    *ac = _mm512_fmadd_ps(_mm512_set1_ps(a[(i + rr) * lda + t]), bv, *ac);
+                }
+            }
+            for (rr, ac) in acc.iter().enumerate().take(r) {
+                // SAFETY: the masked lanes are `c[(i + rr)·ldc + j ..]` up to column n, inside `c`.
+                unsafe { _mm512_mask_storeu_ps(c.as_mut_ptr().add((i + rr) * ldc + j), mask, *ac) };
+            }
+            j += 16;
+        }
+        i += r;
+    }
+}
+
+/// [`crate::scalar::carry_scores`] with zmm registers: 16 keys per register, the 16 lanes of the
+/// specification as 16 registers (lane `l` of every key side by side), halved register by
+/// register; the last keys through a mask.
+///
+/// # Safety
+/// The CPU has AVX-512F; lengths as [`crate::scalar::check_carry_scores`] checks them.
+#[target_feature(enable = "avx512f")]
+pub(crate) unsafe fn carry_scores(q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: &mut [f32]) {
+    let k = q.len();
+    let full = (k - 1) / 16;
+    let mut j = 0;
+    while j < nb {
+        let mask = lanes(j, nb);
+        // SAFETY: the masked lanes of row t are `kt[t·ldkt + j ..]` up to key nb, inside `kt`.
+        let b = |t: usize| unsafe { _mm512_maskz_loadu_ps(mask, kt.as_ptr().add(t * ldkt + j)) };
+        let halve = |l: &mut [__m512; 16]| {
+            let mut h = 8;
+            while h > 0 {
+                for i in 0..h {
+                    l[i] = _mm512_add_ps(l[i], l[i + h]);
+                }
+                h /= 2;
+            }
+            l[0]
+        };
+        let mut carry = _mm512_mul_ps(_mm512_set1_ps(q[0]), b(0));
+        let mut i = 1;
+        if full > 0 {
+            let mut l = [_mm512_setzero_ps(); 16];
+            l[0] = carry;
+            for _ in 0..full {
+                for (x, lane) in l.iter_mut().enumerate() {
+                    *lane = _mm512_fmadd_ps(_mm512_set1_ps(q[i + x]), b(i + x), *lane);
+                }
+                i += 16;
+            }
+            carry = halve(&mut l);
+        }
+        if i < k {
+            let mut l = [_mm512_setzero_ps(); 16];
+            l[0] = carry;
+            for (x, lane) in l.iter_mut().enumerate().take(k - i) {
+                *lane = _mm512_fmadd_ps(_mm512_set1_ps(q[i + x]), b(i + x), *lane);
+            }
+            carry = halve(&mut l);
+        }
+        // SAFETY: the masked lanes are `out[j..nb]`.
+        unsafe { _mm512_mask_storeu_ps(out.as_mut_ptr().add(j), mask, carry) };
+        j += 16;
+    }
+}
+
+/// [`crate::scalar::one_row_values`] with zmm registers: 16 dimensions per register, the
+/// carry and the pair sums of a block of 8 keys kept in registers.
+///
+/// # Safety
+/// The CPU has AVX-512F; lengths as [`crate::scalar::check_one_row_values`] checks them.
+#[target_feature(enable = "avx512f")]
+pub(crate) unsafe fn one_row_values(w: &[f32], v: &[f32], ldv: usize, dk: usize, out: &mut [f32]) {
+    let n = w.len();
+    let mut d = 0;
+    while d < dk {
+        let mask = lanes(d, dk);
+        // SAFETY: the masked lanes of value row j are `v[j·ldv + d ..]` up to dk, inside `v`.
+        let vr = |j: usize| unsafe { _mm512_maskz_loadu_ps(mask, v.as_ptr().add(j * ldv + d)) };
+        let ws = |j: usize| _mm512_set1_ps(w[j]);
+        let pair = |p: usize, q: usize| _mm512_fmadd_ps(ws(p), vr(p), _mm512_mul_ps(ws(q), vr(q)));
+        let mut c = _mm512_setzero_ps();
+        let mut b = 0;
+        while b + 8 <= n {
+            let mut s = _mm512_fmadd_ps(ws(b + 4), vr(b + 4), _mm512_fmadd_ps(ws(b + 6), vr(b + 6), c));
+            s = _mm512_add_ps(s, pair(b + 5, b + 7));
+            let t = _mm512_add_ps(pair(b, b + 2), pair(b + 1, b + 3));
+            c = _mm512_add_ps(s, t);
+            b += 8;
+        }
+        for j in b..n {
+            c = _mm512_fmadd_ps(ws(j), vr(j), c);
+        }
+        // SAFETY: the masked lanes are `out[d..dk]`.
+        unsafe { _mm512_mask_storeu_ps(out.as_mut_ptr().add(d), mask, c) };
+        d += 16;
+    }
+}
