@@ -495,6 +495,10 @@ fn operations_probes_version_metrics_and_the_page() {
     let r = s.send(Req::new("HEAD", "/health"));
     assert_eq!(r.status, 200);
     assert!(r.header("content-type").unwrap().starts_with("application/json"), "{:?}", r.headers);
+    assert!(r.body.is_empty());
+    let get = s.get("/languages");
+    let r = s.send(Req::new("HEAD", "/languages"));
+    assert_eq!(r.header("content-length"), Some(get.body.len().to_string().as_str()), "{:?}", r.headers);
 
     // The web page: one HTML file, no external assets, calling /v1/translate.
     let r = s.get("/");
