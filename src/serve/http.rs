@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
-use hyper::body::{Body as _, Bytes, Incoming};
+use hyper::body::{Bytes, Incoming};
 use hyper::header::{self, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use tokio::sync::Semaphore;
@@ -128,19 +128,11 @@ async fn answer(shared: &Shared, req: Request<Incoming>) -> (&'static str, HttpR
             return ("unknown", r, 0, 0);
         }
     };
-    let head = method == Method::HEAD;
     match respond(shared, route, req).await {
+        // A HEAD reply keeps GET's body: hyper sends its Content-Length and leaves the body out.
         Ok(reply) => {
             let (texts, chars) = (reply.texts, reply.chars);
-            let mut r = reply_response(reply);
-            if head {
-                // RFC 9110 §9.3.2: HEAD answers with GET's headers. Without the explicit length,
-                // the emptied body would make hyper send `Content-Length: 0`.
-                let length = r.body().size_hint().exact().unwrap_or(0);
-                r.headers_mut().insert(header::CONTENT_LENGTH, HeaderValue::from(length));
-                *r.body_mut() = Full::new(Bytes::new());
-            }
-            (route.name(), r, texts, chars)
+            (route.name(), reply_response(reply), texts, chars)
         }
         Err((e, style)) => {
             let mut r = error_response(style, &e);
