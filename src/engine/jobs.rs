@@ -8,12 +8,14 @@
 //! the input of the next (pivoting through English), so a sentence enters the second model's queue
 //! as soon as its own first stage ends.
 
+use std::ops::Range;
 use std::sync::Arc;
 use std::sync::mpsc;
 
 use super::{EngineError, Request};
 use crate::marian::Model;
 use crate::marian::search::{SearchOptions, chunks};
+use crate::text::{Aligned, AlignedPiece};
 
 /// Who a chunk's output belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,6 +47,28 @@ struct Sentence {
     text: String,
     chunks: Vec<Vec<u32>>,
     pending: usize,
+    /// With [`SearchOptions::alignment`]: each chunk's soft alignment, the pieces of this stage's
+    /// source each chunk holds, and their bytes in `text`.
+    weights: Vec<Vec<f32>>,
+    parts: Vec<Range<usize>>,
+    spans: Vec<Range<usize>>,
+    /// The alignment of `text` with the request's sentence, once a stage has translated it.
+    aligned: Option<Vec<AlignedPiece>>,
+}
+
+impl Sentence {
+    fn new(text: String) -> Sentence {
+        Sentence {
+            stage: 0,
+            text,
+            chunks: Vec::new(),
+            pending: 0,
+            weights: Vec::new(),
+            parts: Vec::new(),
+            spans: Vec::new(),
+            aligned: None,
+        }
+    }
 }
 
 struct Job {
@@ -53,7 +77,7 @@ struct Job {
     opts: SearchOptions,
     sentences: Vec<Sentence>,
     remaining: usize,
-    reply: mpsc::Sender<Result<Vec<String>, EngineError>>,
+    reply: mpsc::Sender<Result<Vec<Aligned>, EngineError>>,
 }
 
 /// Every request in flight, by slot number; a slot is reused once its request is answered, and
@@ -71,14 +95,13 @@ impl Jobs {
     pub fn add(&mut self, req: Request, queue: &mut Vec<Queued>) {
         let Request { stages, sentences, opts, reply } = req;
         if stages.is_empty() {
-            let _ = reply.send(Ok(sentences));
+            let _ = reply.send(Ok(sentences.into_iter().map(|text| Aligned { text, pieces: Vec::new() }).collect()));
             return;
         }
         self.next_generation += 1;
         let generation = self.next_generation;
         let remaining = sentences.len();
-        let sentences =
-            sentences.into_iter().map(|text| Sentence { stage: 0, text, chunks: Vec::new(), pending: 0 }).collect();
+        let sentences = sentences.into_iter().map(Sentence::new).collect();
         let job = Job { generation, stages, opts, sentences, remaining, reply };
         let id = match self.free.pop() {
             Some(id) => {
@@ -105,10 +128,13 @@ impl Jobs {
     /// Records a chunk's output; when the sentence's stage is complete it moves on to the next
     /// stage (its chunks go to `queue`) or is final, and a request whose sentences are all final
     /// is answered.
-    pub fn complete(&mut self, owner: Owner, out: Vec<u32>, queue: &mut Vec<Queued>) {
+    pub fn complete(&mut self, owner: Owner, out: Vec<u32>, weights: Vec<f32>, queue: &mut Vec<Queued>) {
         let Some(job) = self.live_mut(&owner) else { return };
         let sent = &mut job.sentences[owner.sentence];
         sent.chunks[owner.chunk] = out;
+        if job.opts.alignment {
+            sent.weights[owner.chunk] = weights;
+        }
         sent.pending -= 1;
         if sent.pending == 0 {
             self.finish_stage(owner.job, owner.sentence, queue);
@@ -139,7 +165,16 @@ impl Jobs {
         let generation = job.generation;
         let sent = &mut job.sentences[s];
         let model = &job.stages[sent.stage];
-        let ids = match model.src_vocab.encode(&sent.text) {
+        let encoded = if job.opts.alignment {
+            model.src_vocab.encode_spans(&sent.text).map(|pieces| {
+                let (ids, spans) = pieces.into_iter().unzip();
+                sent.spans = spans;
+                ids
+            })
+        } else {
+            model.src_vocab.encode(&sent.text)
+        };
+        let ids: Vec<u32> = match encoded {
             Ok(ids) => ids,
             Err(e) => {
                 let owner = Owner { job: id, generation, sentence: s, chunk: 0 };
@@ -150,6 +185,13 @@ impl Jobs {
         let eos = model.src_vocab.eos();
         let parts = chunks(&ids, job.opts.max_length_break);
         sent.chunks = vec![Vec::new(); parts.len()];
+        sent.weights = vec![Vec::new(); parts.len()];
+        sent.parts.clear();
+        let mut first = 0;
+        for part in &parts {
+            sent.parts.push(first..first + part.len());
+            first += part.len();
+        }
         sent.pending = 0;
         for (c, part) in parts.into_iter().enumerate() {
             // A chunk with no pieces translates to nothing, as in Bergamot.
@@ -172,9 +214,15 @@ impl Jobs {
         let generation = job.generation;
         let sent = &mut job.sentences[s];
         let model = &job.stages[sent.stage];
+        let align = job.opts.alignment;
         let mut parts = Vec::with_capacity(sent.chunks.len());
         for ids in &sent.chunks {
-            match model.trg_vocab.decode(ids) {
+            let decoded = if align {
+                model.trg_vocab.decode_spans(ids)
+            } else {
+                model.trg_vocab.decode(ids).map(|t| (t, Vec::new()))
+            };
+            match decoded {
                 Ok(t) => parts.push(t),
                 Err(e) => {
                     let owner = Owner { job: id, generation, sentence: s, chunk: 0 };
@@ -184,8 +232,35 @@ impl Jobs {
             }
         }
         // Chunks of one over-long sentence are joined with a space, as Firefox joins them.
-        sent.text = parts.into_iter().filter(|p| !p.is_empty()).collect::<Vec<_>>().join(" ");
+        let mut text = String::new();
+        let mut pieces = Vec::new();
+        for (c, (part, spans)) in parts.into_iter().enumerate() {
+            if part.is_empty() {
+                continue;
+            }
+            if !text.is_empty() {
+                text.push(' ');
+            }
+            if align {
+                let rows = Rows { weights: &sent.weights[c], parts: sent.parts[c].clone(), spans: &sent.spans };
+                for (i, span) in spans.into_iter().enumerate() {
+                    let (source, score) = rows.hard(i);
+                    pieces.push(AlignedPiece { target: text.len() + span.start..text.len() + span.end, source, score });
+                }
+            }
+            text.push_str(&part);
+        }
+        if align {
+            // A later stage's source is the earlier stage's translation: go through it.
+            let through = match sent.aligned.take() {
+                Some(before) => pieces.into_iter().map(|p| compose(&before, p)).collect(),
+                None => pieces,
+            };
+            sent.aligned = Some(through);
+        }
+        sent.text = text;
         sent.chunks = Vec::new();
+        sent.weights = Vec::new();
         if sent.stage + 1 < job.stages.len() {
             sent.stage += 1;
             self.start_stage(id, s, queue);
@@ -198,9 +273,58 @@ impl Jobs {
         if self.slab[id].as_ref().is_some_and(|j| j.remaining == 0)
             && let Some(job) = self.slab[id].take()
         {
-            let texts = job.sentences.into_iter().map(|s| s.text).collect();
+            let texts = job
+                .sentences
+                .into_iter()
+                .map(|s| Aligned { text: s.text, pieces: s.aligned.unwrap_or_default() })
+                .collect();
             let _ = job.reply.send(Ok(texts));
             self.free.push(id);
+        }
+    }
+}
+
+/// One chunk's soft alignment: a row per output piece over the chunk's source pieces and `</s>`.
+struct Rows<'a> {
+    weights: &'a [f32],
+    /// The chunk's pieces among the sentence's.
+    parts: Range<usize>,
+    /// Every piece's bytes in the sentence.
+    spans: &'a [Range<usize>],
+}
+
+impl Rows<'_> {
+    /// Output piece `i`'s source bytes and weight: the source piece of highest weight (the first
+    /// of equal ones, as `std::max_element` in Bergamot's `hardAlignments`); `</s>` is the empty
+    /// range after the chunk's last piece.
+    fn hard(&self, i: usize) -> (Range<usize>, f32) {
+        let width = self.parts.len() + 1;
+        let end = self.parts.end.checked_sub(1).and_then(|p| self.spans.get(p)).map_or(0, |r| r.end);
+        let Some(row) = self.weights.get(i * width..(i + 1) * width) else { return (end..end, 0.0) };
+        let mut best = 0;
+        for (j, &w) in row.iter().enumerate() {
+            if w > row[best] {
+                best = j;
+            }
+        }
+        let source = self.spans.get(self.parts.start + best).filter(|_| best + 1 < width).cloned();
+        (source.unwrap_or(end..end), row[best])
+    }
+}
+
+/// `piece` (aligned with a text that `before` aligns with the original) aligned with the
+/// original: through the piece of `before` its source overlaps most (or that holds its start).
+fn compose(before: &[AlignedPiece], piece: AlignedPiece) -> AlignedPiece {
+    let overlap = |b: &AlignedPiece| {
+        let (s, e) = (b.target.start.max(piece.source.start), b.target.end.min(piece.source.end));
+        let holds = b.target.start <= piece.source.start && piece.source.start < b.target.end;
+        (e.saturating_sub(s), holds)
+    };
+    match before.iter().max_by_key(|b| overlap(b)).filter(|b| overlap(b) != (0, false)) {
+        Some(b) => AlignedPiece { target: piece.target, source: b.source.clone(), score: piece.score * b.score },
+        None => {
+            let end = before.last().map_or(0, |b| b.source.end);
+            AlignedPiece { target: piece.target, source: end..end, score: 0.0 }
         }
     }
 }

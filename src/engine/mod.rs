@@ -23,6 +23,7 @@ use reseam_kernels::{Arithmetic, Kernels};
 
 use crate::marian::Model;
 use crate::marian::search::{DecodeError, SearchOptions};
+use crate::text::Aligned;
 use crate::vocab::VocabError;
 
 pub use scheduler::SPLIT_ROWS_PER_THREAD;
@@ -90,19 +91,30 @@ pub(crate) struct Request {
     pub stages: Vec<Arc<Model>>,
     pub sentences: Vec<String>,
     pub opts: SearchOptions,
-    pub reply: mpsc::Sender<Result<Vec<String>, EngineError>>,
+    pub reply: mpsc::Sender<Result<Vec<Aligned>, EngineError>>,
 }
 
 /// A request in flight; [`Ticket::wait`] gives its translations, in order.
-pub struct Ticket(mpsc::Receiver<Result<Vec<String>, EngineError>>);
+pub struct Ticket(mpsc::Receiver<Result<Vec<Aligned>, EngineError>>);
+
+fn texts(aligned: Vec<Aligned>) -> Vec<String> {
+    aligned.into_iter().map(|a| a.text).collect()
+}
 
 impl Ticket {
     /// The translations if they are ready (then they are taken), without waiting.
     pub fn try_wait(&self) -> Option<Result<Vec<String>, EngineError>> {
-        self.0.try_recv().ok()
+        self.0.try_recv().ok().map(|r| r.map(texts))
     }
 
     pub fn wait(self) -> Result<Vec<String>, EngineError> {
+        self.wait_aligned().map(texts)
+    }
+
+    /// The translations with their alignments (empty unless the request's
+    /// [`SearchOptions::alignment`] was on): target pieces aligned with bytes of the sentence
+    /// as it was submitted, through every stage.
+    pub fn wait_aligned(self) -> Result<Vec<Aligned>, EngineError> {
         self.0.recv().unwrap_or(Err(EngineError::Stopped))
     }
 }

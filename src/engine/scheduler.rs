@@ -109,7 +109,7 @@ struct PartLane {
 struct Part {
     buf: Buffers,
     lanes: Vec<PartLane>,
-    done: Vec<(Owner, Vec<u32>)>,
+    done: Vec<(Owner, Vec<u32>, Vec<f32>)>,
     failed: Vec<(Owner, EngineError)>,
 }
 
@@ -172,7 +172,8 @@ impl Part {
             while i < lane.slots.len() {
                 if lane.slots[i].is_done() {
                     let owner = lane.owners.swap_remove(i);
-                    self.done.push((owner, lane.slots.swap_remove(i).into_output()));
+                    let (out, weights) = lane.slots.swap_remove(i).into_parts();
+                    self.done.push((owner, out, weights));
                 } else {
                     i += 1;
                 }
@@ -317,8 +318,8 @@ impl Scheduler {
             let part = &mut self.parts[p];
             let mut done = std::mem::take(&mut part.done);
             let mut failed = std::mem::take(&mut part.failed);
-            for (owner, out) in done.drain(..) {
-                self.jobs.complete(owner, out, &mut self.queue);
+            for (owner, out, weights) in done.drain(..) {
+                self.jobs.complete(owner, out, weights, &mut self.queue);
             }
             for (owner, err) in failed.drain(..) {
                 self.jobs.fail(&owner, err);

@@ -86,6 +86,25 @@ pub fn prose(post: &str) -> String {
 /// Whatever a translator reports when it fails.
 pub type TranslatorError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
+/// A translation with its alignment to the text it translates.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Aligned {
+    pub text: String,
+    /// Pieces of `text` in order, each with the bytes of the source it is aligned with. May be
+    /// empty (the translator gives no alignment): then the whole text is aligned with the whole
+    /// source.
+    pub pieces: Vec<AlignedPiece>,
+}
+
+/// One piece of a translation (bytes of the target) and the source bytes it is aligned with: the
+/// source piece of highest attention weight (`score`), as Marian's hard alignment.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AlignedPiece {
+    pub target: std::ops::Range<usize>,
+    pub source: std::ops::Range<usize>,
+    pub score: f32,
+}
+
 /// What the pipeline needs from a translation engine.
 pub trait SegmentTranslator {
     /// Translates a batch of plain-text segments (sentences or pieces of one, without line breaks
@@ -98,6 +117,12 @@ pub trait SegmentTranslator {
 
     /// The most tokens a segment may have (Firefox's engine: `max-length-break` 128 − 1).
     fn max_tokens(&self) -> usize;
+
+    /// [`SegmentTranslator::translate`] with each translation's alignment to its segment. By
+    /// default there is none (each translation is aligned as a whole).
+    fn translate_aligned(&mut self, segments: &[&str]) -> Result<Vec<Aligned>, TranslatorError> {
+        Ok(self.translate(segments)?.into_iter().map(|text| Aligned { text, pieces: Vec::new() }).collect())
+    }
 }
 
 impl<T: SegmentTranslator + ?Sized> SegmentTranslator for &mut T {
@@ -109,6 +134,9 @@ impl<T: SegmentTranslator + ?Sized> SegmentTranslator for &mut T {
     }
     fn max_tokens(&self) -> usize {
         (**self).max_tokens()
+    }
+    fn translate_aligned(&mut self, segments: &[&str]) -> Result<Vec<Aligned>, TranslatorError> {
+        (**self).translate_aligned(segments)
     }
 }
 

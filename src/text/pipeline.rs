@@ -5,7 +5,10 @@
 use std::ops::Range;
 
 use super::lang::{Lang, is_unspaced_script};
-use super::{Error, SegmentTranslator, clean, edges, emoji, hashtags, lines, links, mentions, sentences, wrap};
+use super::{
+    Aligned, AlignedPiece, Error, SegmentTranslator, clean, edges, emoji, hashtags, lines, links, mentions, sentences,
+    wrap,
+};
 
 /// What the pipeline is told by its caller (`translate`, `serve`, `bench`).
 #[derive(Clone, Debug)]
@@ -68,6 +71,9 @@ pub struct Plan<'a> {
     raw: bool,
     posts: Vec<(&'a str, Vec<Piece>)>,
     segments: Vec<String>,
+    /// Where each segment is in its post: its bytes exactly, or (`false`) the sentence it was
+    /// cleaned from.
+    sources: Vec<(Range<usize>, bool)>,
 }
 
 impl Pipeline {
@@ -98,6 +104,24 @@ impl Pipeline {
         plan.finish(translations)
     }
 
+    /// [`Pipeline::translate_posts`] with each output's alignment to its post (see
+    /// [`Plan::finish_aligned`]).
+    pub fn translate_posts_aligned<T: SegmentTranslator + ?Sized>(
+        &self,
+        posts: &[&str],
+        translator: &mut T,
+    ) -> Result<Vec<Aligned>, Error> {
+        let plan = self.plan(posts, &*translator)?;
+        if plan.segments.is_empty() {
+            return plan.finish_aligned(Vec::new());
+        }
+        let segments: Vec<&str> = plan.segments().iter().map(String::as_str).collect();
+        let translations = translator
+            .translate_aligned(&segments)
+            .map_err(|source| Error::Translator { segments: segments.len(), source })?;
+        plan.finish_aligned(translations)
+    }
+
     /// [`Pipeline::translate_posts`] for one post.
     pub fn translate_post<T: SegmentTranslator + ?Sized>(
         &self,
@@ -119,6 +143,7 @@ impl Pipeline {
             return Err(Error::NoTokenBudget);
         }
         let mut segments = Vec::new();
+        let mut sources = Vec::new();
         let mut planned = Vec::with_capacity(posts.len());
         for &post in posts {
             let mut planner = Planner {
@@ -128,6 +153,7 @@ impl Pipeline {
                 text: post,
                 pieces: Vec::new(),
                 segments: &mut segments,
+                sources: &mut sources,
             };
             for (line, terminator) in lines::split(post) {
                 planner.line(line);
@@ -136,7 +162,7 @@ impl Pipeline {
             let pieces = planner.pieces;
             planned.push((post, pieces));
         }
-        Ok(Plan { raw: self.raw, posts: planned, segments })
+        Ok(Plan { raw: self.raw, posts: planned, segments, sources })
     }
 }
 
@@ -149,18 +175,33 @@ impl Plan<'_> {
 
     /// Puts `translations` (one per segment, in order) into the posts.
     pub fn finish(self, translations: Vec<String>) -> Result<Vec<String>, Error> {
+        let aligned = translations.into_iter().map(|text| Aligned { text, pieces: Vec::new() }).collect();
+        Ok(self.finish_aligned(aligned)?.into_iter().map(|a| a.text).collect())
+    }
+
+    /// [`Plan::finish`] with alignments: each output's pieces aligned with bytes of its post.
+    /// Bytes kept from the post are aligned with themselves; a translation's pieces with the
+    /// segment's bytes as the translator aligned them, or, where the translator gave no
+    /// alignment or the pipeline changed the translation (a mention put back), the whole
+    /// translation with the whole segment.
+    pub fn finish_aligned(self, translations: Vec<Aligned>) -> Result<Vec<Aligned>, Error> {
         if translations.len() != self.segments.len() {
             return Err(Error::TranslationCount { expected: self.segments.len(), got: translations.len() });
         }
-        let finished: Vec<String> = translations
+        let finished: Vec<Aligned> = translations
             .into_iter()
             .zip(&self.segments)
-            .map(|(translation, source)| {
-                if self.raw {
-                    flatten(translation)
+            .zip(&self.sources)
+            .map(|((translation, source), (at, exact))| {
+                let Aligned { text, pieces } = translation;
+                let raw_text = text.clone();
+                let out = if self.raw {
+                    flatten(text)
                 } else {
-                    hashtags::restore(source, mentions::restore(source, tidy(translation)))
-                }
+                    hashtags::restore(source, mentions::restore(source, tidy(text)))
+                };
+                let pieces = segment_pieces(&raw_text, &out, pieces, at.clone(), *exact);
+                Aligned { text: out, pieces }
             })
             .collect();
         Ok(self
@@ -168,17 +209,61 @@ impl Plan<'_> {
             .into_iter()
             .map(|(post, pieces)| {
                 let mut out = String::with_capacity(post.len() * 2);
+                let mut aligned = Vec::new();
                 for piece in pieces {
                     match piece {
-                        Piece::Source(range) => out.push_str(&post[range]),
+                        Piece::Source(range) => {
+                            let at = out.len();
+                            out.push_str(&post[range.clone()]);
+                            aligned.push(AlignedPiece { target: at..out.len(), source: range, score: 1.0 });
+                        }
                         Piece::Text(text) => out.push_str(&text),
-                        Piece::Segment(n) => out.push_str(&finished[n]),
+                        Piece::Segment(n) => {
+                            let at = out.len();
+                            out.push_str(&finished[n].text);
+                            aligned.extend(
+                                finished[n].pieces.iter().map(|p| AlignedPiece {
+                                    target: at + p.target.start..at + p.target.end,
+                                    ..p.clone()
+                                }),
+                            );
+                        }
                     }
                 }
-                out
+                Aligned { text: out, pieces: aligned }
             })
             .collect())
     }
+}
+
+/// The pieces of `out` (the pipeline's text of translation `raw`, whose pieces are `pieces`)
+/// aligned with the post: the segment is at `at`, exactly or (`exact` false) somewhere in it.
+fn segment_pieces(raw: &str, out: &str, pieces: Vec<AlignedPiece>, at: Range<usize>, exact: bool) -> Vec<AlignedPiece> {
+    let whole = || vec![AlignedPiece { target: 0..out.len(), source: at.clone(), score: 0.0 }];
+    // Tidying cuts spacing off the ends; anything else the pipeline changed leaves the
+    // translator's pieces meaningless.
+    let lead = raw.len() - raw.trim_start().len();
+    if out.is_empty() || pieces.is_empty() || raw.get(lead..lead + out.len()) != Some(out) {
+        return if out.is_empty() { Vec::new() } else { whole() };
+    }
+    let clip = |r: &Range<usize>, len: usize| r.start.min(len)..r.end.min(len);
+    pieces
+        .into_iter()
+        .filter_map(|p| {
+            let target =
+                p.target.start.saturating_sub(lead).min(out.len())..p.target.end.saturating_sub(lead).min(out.len());
+            if target.is_empty() {
+                return None;
+            }
+            let source = if exact {
+                let s = clip(&p.source, at.len());
+                at.start + s.start..at.start + s.end
+            } else {
+                at.clone()
+            };
+            Some(AlignedPiece { target, source, score: p.score })
+        })
+        .collect()
 }
 
 /// A translation as it goes into the post: no line breaks (each line is translated on its own,
@@ -204,6 +289,7 @@ struct Planner<'p, 'a> {
     text: &'a str,
     pieces: Vec<Piece>,
     segments: &'p mut Vec<String>,
+    sources: &'p mut Vec<(Range<usize>, bool)>,
 }
 
 impl Planner<'_, '_> {
@@ -271,12 +357,20 @@ impl Planner<'_, '_> {
             self.keep(middle);
         } else if !text.is_empty() {
             let cleaned = clean::for_translator(text);
+            // Where the cleaned text is in the post: exactly when cleaning changed nothing.
+            let exact = cleaned == text;
+            let lead = middle.start + (cleaned.len() - cleaned.trim_start().len());
             let cleaned = cleaned.trim();
             let mut previous: Option<Range<usize>> = None;
             for piece in wrap::cut(cleaned, self.max_tokens, self.count) {
                 if let Some(previous) = previous {
                     self.gap_in(cleaned, previous.end..piece.start);
                 }
+                self.sources.push(if exact {
+                    (lead + piece.start..lead + piece.end, true)
+                } else {
+                    (middle.clone(), false)
+                });
                 self.segments.push(cleaned[piece.clone()].to_string());
                 self.pieces.push(Piece::Segment(self.segments.len() - 1));
                 previous = Some(piece);

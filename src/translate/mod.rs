@@ -294,6 +294,22 @@ impl Translator {
         Ok(self.pipeline.translate_posts(posts, &mut me)?)
     }
 
+    /// [`Translator::translate_posts`] with each output's alignment to its post, from the
+    /// decoder's attention (what `--html` places inline markup with).
+    pub fn translate_posts_aligned(&self, posts: &[&str]) -> Result<Vec<crate::text::Aligned>, TranslateError> {
+        let mut me = self;
+        Ok(self.pipeline.translate_posts_aligned(posts, &mut me)?)
+    }
+
+    /// [`Translator::translate_sentences`] with each translation's alignment to its sentence:
+    /// Marian's soft alignment (the last decoder layer's cross-attention, head 0), hardened to
+    /// the source piece of highest weight, through every stage.
+    pub fn translate_sentences_aligned(&self, sentences: &[&str]) -> Result<Vec<crate::text::Aligned>, TranslateError> {
+        let texts = sentences.iter().map(|s| s.to_string()).collect();
+        let search = SearchOptions { alignment: true, ..self.search.clone() };
+        Ok(self.engine.submit(&self.stages, texts, &search).wait_aligned()?)
+    }
+
     /// Translates each text as one sentence (cut into chunks only when it reaches the model's
     /// limit), through every stage; one output per input.
     pub fn translate_sentences(&self, sentences: &[&str]) -> Result<Vec<String>, TranslateError> {
@@ -397,5 +413,12 @@ impl crate::text::SegmentTranslator for &Translator {
 
     fn max_tokens(&self) -> usize {
         self.search.max_length_break.saturating_sub(1)
+    }
+
+    fn translate_aligned(
+        &mut self,
+        segments: &[&str],
+    ) -> Result<Vec<crate::text::Aligned>, crate::text::TranslatorError> {
+        self.translate_sentences_aligned(segments).map_err(|e| Box::new(e) as crate::text::TranslatorError)
     }
 }

@@ -102,6 +102,34 @@ impl Vocab {
         Ok(pieces.into_iter().map(|p| p.id).collect())
     }
 
+    /// The piece ids of a sentence with the bytes of `text` each covers, without `</s>`.
+    pub fn encode_spans(&self, text: &str) -> Result<Vec<(u32, std::ops::Range<usize>)>, VocabError> {
+        let pieces =
+            self.spm.encode(text).map_err(|e| VocabError::Codec { what: "encoding", reason: e.to_string() })?;
+        Ok(pieces.into_iter().map(|p| (p.id, p.span.0 as usize..p.span.1 as usize)).collect())
+    }
+
+    /// The bytes of `self.decode(ids)` each id gives, in order: piece `i` is what decoding
+    /// `ids[..=i]` adds to decoding `ids[..i]` (a piece that decodes to nothing, or to part of
+    /// a character, gets an empty range there).
+    pub fn decode_spans(&self, ids: &[u32]) -> Result<(String, Vec<std::ops::Range<usize>>), VocabError> {
+        let text = self.decode(ids)?;
+        let mut spans = Vec::with_capacity(ids.len());
+        let mut end = 0;
+        for i in 0..ids.len() {
+            let prefix = self.decode(&ids[..=i])?;
+            // A prefix that ends inside a byte sequence decodes to U+FFFD, not to a prefix of
+            // the whole; its piece gets nothing and the next one the bytes.
+            let next = if text.starts_with(&prefix) { prefix.len().max(end) } else { end };
+            spans.push(end..next);
+            end = next;
+        }
+        if let Some(last) = spans.last_mut() {
+            last.end = text.len().max(last.start);
+        }
+        Ok((text, spans))
+    }
+
     /// The pieces of a sentence as strings (for `--debug` output and tests).
     pub fn encode_pieces(&self, text: &str) -> Result<Vec<String>, VocabError> {
         let pieces =

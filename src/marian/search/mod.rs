@@ -27,11 +27,20 @@ pub struct SearchOptions {
     pub shortlist: bool,
     /// Most sentences encoded and decoded together.
     pub max_batch: usize,
+    /// Keep each sentence's soft alignment (see [`Slot::alignment`]); off, a step does no extra
+    /// work.
+    pub alignment: bool,
 }
 
 impl Default for SearchOptions {
     fn default() -> SearchOptions {
-        SearchOptions { max_length_factor: 2.0, max_length_break: 128, shortlist: false, max_batch: 64 }
+        SearchOptions {
+            max_length_factor: 2.0,
+            max_length_break: 128,
+            shortlist: false,
+            max_batch: 64,
+            alignment: false,
+        }
     }
 }
 
@@ -60,6 +69,9 @@ pub struct Slot {
     limit: usize,
     short: Option<ShortOutput>,
     done: bool,
+    /// With [`SearchOptions::alignment`]: one row of `src_len` weights per step.
+    align: Option<Vec<f32>>,
+    src_len: usize,
 }
 
 impl Slot {
@@ -74,8 +86,13 @@ impl Slot {
         } else {
             None
         };
+        let limit = length_limit(src.len(), opts.max_length_factor);
+        // Room for every step up to the limit (and the `</s>` step), so steps never grow it.
+        let align = opts.alignment.then(|| Vec::with_capacity((limit + 1) * src.len()));
         Ok(Slot {
-            limit: length_limit(src.len(), opts.max_length_factor),
+            limit,
+            align,
+            src_len: src.len(),
             state: model.marian.start(enc),
             out: Vec::new(),
             path: 0.0,
@@ -102,6 +119,23 @@ impl Slot {
     pub fn into_output(self) -> Vec<u32> {
         self.out
     }
+
+    /// The soft alignment so far, if it was asked for: for each step (output id, then `</s>` if
+    /// the sentence ended with it), the weights over the source ids (`</s>` included), in rows
+    /// of [`Slot::source_len`].
+    pub fn alignment(&self) -> Option<&[f32]> {
+        self.align.as_deref()
+    }
+
+    /// Source ids of the sentence, `</s>` included.
+    pub fn source_len(&self) -> usize {
+        self.src_len
+    }
+
+    /// The output ids and the soft alignment (empty unless asked for).
+    pub fn into_parts(self) -> (Vec<u32>, Vec<f32>) {
+        (self.out, self.align.unwrap_or_default())
+    }
 }
 
 impl StepRow for Slot {
@@ -113,6 +147,9 @@ impl StepRow for Slot {
     }
     fn input(&self) -> StepInput {
         StepInput { prev: self.out.last().copied(), pos: self.out.len() }
+    }
+    fn alignment(&mut self) -> Option<&mut Vec<f32>> {
+        self.align.as_mut()
     }
 }
 

@@ -30,6 +30,13 @@ pub trait StepRow {
     fn state(&self) -> &DecoderState;
     fn state_mut(&mut self) -> &mut DecoderState;
     fn input(&self) -> StepInput;
+    /// Where this row's soft alignment goes, if it wants one: each step appends the last decoder
+    /// layer's cross-attention weights of head 0 over the source pieces (`</s>` included), which
+    /// is what Marian returns as `alignment: soft` (`transformer-guided-alignment-layer: last`).
+    /// The buffer should have room reserved, so that a step allocates nothing.
+    fn alignment(&mut self) -> Option<&mut Vec<f32>> {
+        None
+    }
 }
 
 /// A bare state with its input (teacher forcing and tests).
@@ -108,10 +115,11 @@ impl Marian {
             linear(rt, &mut ws.int8, &layer.q, &ws.x[..rows * d], rows, groups, false, q)?;
             let ctx = grow(&mut ws.ctx, rows * d);
             let attention = crate::profile::time(crate::profile::Kind::Attention);
-            for (r, st) in states.iter().enumerate() {
-                let enc = &st.state().enc;
-                let kv = &enc.kv[l];
+            let last = l + 1 == self.dec.len();
+            for (r, st) in states.iter_mut().enumerate() {
                 for h in 0..heads {
+                    let enc = &st.state().enc;
+                    let kv = &enc.kv[l];
                     attend(
                         rt.kernels,
                         View { data: &q[r * d..(r + 1) * d], stride: d, col: h * dk },
@@ -127,6 +135,13 @@ impl Marian {
                         d,
                         h * dk,
                     );
+                    if last && h == 0 {
+                        // One query row: the softmax weights are the first `len` scores.
+                        let n = enc.len;
+                        if let Some(row) = st.alignment() {
+                            row.extend_from_slice(&ws.scores[..n]);
+                        }
+                    }
                 }
             }
             drop(attention);
