@@ -258,7 +258,7 @@ impl Core {
                 let mut out = Vec::with_capacity(posts.len());
                 for p in &posts {
                     out.push(
-                        crate::html::translate(p, |texts| translator.translate_posts(texts))
+                        crate::html::translate(p, |texts| translator.translate_posts_aligned(texts))
                             .map_err(|e| ApiError::from_error(&e))?,
                     );
                 }

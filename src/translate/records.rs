@@ -136,7 +136,10 @@ impl Translators {
             let posts: Vec<&str> = members.iter().map(|&i| requests[i].text.as_str()).collect();
             let outcome = self.get(&from, &to).and_then(|t| {
                 if html {
-                    Ok(posts.iter().map(|p| crate::html::translate(p, |texts| t.translate_posts(texts))).collect())
+                    Ok(posts
+                        .iter()
+                        .map(|p| crate::html::translate(p, |texts| t.translate_posts_aligned(texts)))
+                        .collect())
                 } else {
                     let translations = t.translate_posts(&posts).map_err(Arc::new)?;
                     Ok(translations.into_iter().map(Ok).collect::<Vec<_>>())
