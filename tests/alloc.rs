@@ -58,9 +58,10 @@ fn decoder_steps_allocate_nothing_once_warm() {
     let files = find(&dir, "es", "en", Some(Path::new("model.esen.intgemm.alphas.bin"))).expect("fixture");
     let text = std::fs::read_to_string(dir.join("refs/heldout.es")).expect("refs/heldout.es");
     let kernels = reseam_kernels::dispatch::kernels().expect("kernels");
-    for shortlist in [false, true] {
+    // With the soft alignment too (`--html`): its rows are reserved when the slot is made.
+    for (shortlist, alignment) in [(false, false), (true, false), (false, true)] {
         let model = Model::load(&files, shortlist).expect("fixture model");
-        let opts = SearchOptions { shortlist, ..Default::default() };
+        let opts = SearchOptions { shortlist, alignment, ..Default::default() };
         let rt = Runtime::new(kernels, Arithmetic::Exact, false);
         let mut buf = Buffers::default();
         let srcs: Vec<Vec<u32>> = text
@@ -87,10 +88,23 @@ fn decoder_steps_allocate_nothing_once_warm() {
         while slots.iter().all(|s| !s.is_done()) && steps < 8 {
             let (r, allocations) = counted(|| search::step(&rt, &model, &mut buf, &mut slots));
             r.unwrap();
-            assert_eq!(allocations, 0, "step {steps} (shortlist {shortlist}) allocated {allocations} times");
+            assert_eq!(
+                allocations, 0,
+                "step {steps} (shortlist {shortlist}, alignment {alignment}) allocated {allocations} times"
+            );
             steps += 1;
         }
         assert!(steps >= 3, "too few steps were measured ({steps})");
+        if alignment {
+            // One row per step over each sentence's source, summing to one.
+            for s in &slots {
+                let rows = s.alignment().expect("asked for");
+                assert_eq!(rows.len(), (3 + steps) * s.source_len());
+                for row in rows.chunks(s.source_len()) {
+                    assert!((row.iter().sum::<f32>() - 1.0).abs() < 1e-4, "{row:?}");
+                }
+            }
+        }
         // The counter does count: growing a vector is seen.
         let (_, n) = counted(|| vec![0u8; 100]);
         assert_eq!(n, 1);

@@ -12,6 +12,8 @@ mod detect;
 /// The engine through the library: Marian's scores, batch invariance, broken files.
 mod engine;
 mod fetch;
+/// `--html` on the fixture model: inline markup on the translated words by the decoder's alignment.
+mod html;
 /// The crate's layout: no import cycle between the top-level modules of src/.
 mod layout;
 /// `reseam speculate` (target only) and `reseam bench` on the tiny LLM fixtures.
