@@ -328,3 +328,35 @@ fn compose(before: &[AlignedPiece], piece: AlignedPiece) -> AlignedPiece {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_piece_takes_the_source_piece_of_most_weight() {
+        // Sentence pieces at bytes 0..4, 4..10, 10..11; the second chunk holds pieces 1..3.
+        let spans = [0..4, 4..10, 10..11];
+        let weights = [0.1, 0.7, 0.2, /* next row */ 0.3, 0.3, 0.4, /* next */ 0.5, 0.5, 0.0];
+        let rows = Rows { weights: &weights, parts: 1..3, spans: &spans };
+        assert_eq!(rows.hard(0), (10..11, 0.7));
+        // `</s>` (the last column) is the empty range after the chunk.
+        assert_eq!(rows.hard(1), (11..11, 0.4));
+        // Equal weights: the first.
+        assert_eq!(rows.hard(2), (4..10, 0.5));
+        // A row that is not there (a step without weights) points at the end.
+        assert_eq!(rows.hard(3), (11..11, 0.0));
+    }
+
+    #[test]
+    fn a_pivot_goes_through_the_middle_text() {
+        let p = |t: Range<usize>, s: Range<usize>, score| AlignedPiece { target: t, source: s, score };
+        // es "Hola mundo" → en "Hello world" → es2: its pieces point at bytes of "Hello world".
+        let first = [p(0..5, 0..4, 0.5), p(5..11, 4..10, 1.0)];
+        assert_eq!(compose(&first, p(0..3, 6..11, 0.5)), p(0..3, 4..10, 0.5));
+        assert_eq!(compose(&first, p(3..5, 4..7, 1.0)), p(3..5, 4..10, 1.0));
+        // An empty source (`</s>`) at the end goes through the piece that holds it, or to the end.
+        assert_eq!(compose(&first, p(5..6, 11..11, 1.0)), p(5..6, 10..10, 0.0));
+        assert_eq!(compose(&first, p(5..6, 2..2, 1.0)), p(5..6, 0..4, 0.5));
+    }
+}

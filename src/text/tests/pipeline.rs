@@ -126,6 +126,36 @@ fn plans_for_callers_that_schedule_translation_themselves() {
 }
 
 #[test]
+fn aligned_posts_point_at_post_bytes() {
+    use crate::text::{Aligned, AlignedPiece};
+    let pipeline = Pipeline::new(&Options::new("es", "en")).unwrap();
+    let post = "Hola @ana. Adiós https://x.org";
+    let plan = pipeline.plan(&[post], &StandIn::identity()).unwrap();
+    let piece =
+        |t: std::ops::Range<usize>, s: std::ops::Range<usize>| AlignedPiece { target: t, source: s, score: 0.5 };
+    let out = plan
+        .finish_aligned(vec![
+            Aligned { text: "Hello".into(), pieces: vec![piece(0..5, 0..4)] },
+            // Spacing the pipeline trims off shifts the pieces with it.
+            Aligned { text: " Bye".into(), pieces: vec![piece(0..4, 0..6)] },
+        ])
+        .unwrap();
+    assert_eq!(out[0].text, "Hello @ana. Bye https://x.org");
+    let adios = post.find("Adiós").unwrap();
+    let got: Vec<(&str, &str)> =
+        out[0].pieces.iter().map(|p| (&out[0].text[p.target.clone()], &post[p.source.clone()])).collect();
+    assert_eq!(
+        got,
+        [("Hello", "Hola"), (" @ana. ", " @ana. "), ("Bye", "Adiós"), (" https://x.org", " https://x.org")]
+    );
+    assert_eq!(out[0].pieces[2].source, adios..adios + "Adiós".len());
+    // Without the translator's alignment, a translation is aligned with its segment as a whole.
+    let plan = pipeline.plan(&[post], &StandIn::identity()).unwrap();
+    let out = plan.finish(vec!["Hello".into(), "Bye".into()]).unwrap();
+    assert_eq!(out, ["Hello @ana. Bye https://x.org"]);
+}
+
+#[test]
 fn reports_translator_failures_and_bad_options() {
     let pipeline = Pipeline::new(&Options::new("es", "en")).unwrap();
     let err = pipeline.translate_post("Hola.", &mut StandIn::new(StandInMode::Fail)).unwrap_err();
