@@ -134,8 +134,9 @@ pub struct Args {
 
     /// Read each line (record) as HTML: its text is translated and every tag, attribute, comment
     /// and entity kept byte for byte; `script`, `style`, `code`, `pre`, `translate="no"`, and
-    /// links, mentions and hashtags in `<a>` (as Mastodon writes them) are not translated. Each
-    /// text node is translated on its own, so inline tags end sentences.
+    /// links, mentions and hashtags in `<a>` (as Mastodon writes them) are not translated. Block
+    /// tags (`p`, `br`, `li`...) end sentences; inline ones (`b`, `em`, `a`, `span`...) do not and
+    /// are placed on the translated words, by the decoder's alignment, as Firefox does.
     #[arg(long, env = "RESEAM_HTML", value_parser = clap::builder::BoolishValueParser::new())]
     pub html: bool,
 
