@@ -77,8 +77,20 @@ fn stack(nodes: &[Node], r: &Range<usize>) -> Vec<usize> {
 /// The words of translation `text` from its aligned `pieces` (step 1), and the whitespace
 /// after the last one.
 pub(super) fn words(text: &str, pieces: &[AlignedPiece], nodes: &[Node]) -> (Vec<Word>, Range<usize>) {
-    let mut pieces: Vec<&AlignedPiece> =
-        pieces.iter().filter(|p| p.target.start < p.target.end && p.target.end <= text.len()).collect();
+    // Where each piece starts, moved to a character boundary (a piece cut inside a character
+    // joins the one before): the cuts between pieces, which lose no byte of the text.
+    let boundary = |mut i: usize| {
+        while !text.is_char_boundary(i) {
+            i += 1;
+        }
+        i
+    };
+    let mut pieces: Vec<AlignedPiece> = pieces
+        .iter()
+        .filter(|p| p.target.start < p.target.end && p.target.end <= text.len())
+        .map(|p| AlignedPiece { target: boundary(p.target.start)..p.target.end, ..p.clone() })
+        .filter(|p| p.target.start < text.len())
+        .collect();
     pieces.sort_by_key(|p| p.target.start);
     pieces.dedup_by_key(|p| p.target.start);
     // Each piece reaches to the next one's start; text before the first is aligned with nothing.
@@ -96,9 +108,6 @@ pub(super) fn words(text: &str, pieces: &[AlignedPiece], nodes: &[Node]) -> (Vec
     let mut ws_start = 0;
     for (range, src) in cuts {
         let chunk = &text[range.clone()];
-        if !text.is_char_boundary(range.start) || !text.is_char_boundary(range.end) {
-            continue;
-        }
         let body =
             range.start + (chunk.len() - chunk.trim_start().len())..range.end - (chunk.len() - chunk.trim_end().len());
         if body.is_empty() {
@@ -182,7 +191,7 @@ fn point(words: &[Word], source: &str, lo: usize, hi: usize, at: usize) -> (usiz
     let ws_len = |i: usize| words.get(i).map_or(0, |w| w.ws.len());
     let before = (lo..hi).filter(|&i| src(i).is_some_and(|s| s.end <= at)).max_by_key(|&i| src(i).map(|s| s.end));
     if let Some(i) = before {
-        let spaced = source[..at.min(source.len())].ends_with(' ');
+        let spaced = source.get(..at).is_some_and(|s| s.ends_with(' '));
         // Only a space (one byte) is split off; other whitespace stays in one piece.
         let ws = if spaced && i + 1 < hi && ws_len(i + 1) > 1 { 1 } else { 0 };
         return (i + 1, ws);

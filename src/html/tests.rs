@@ -257,9 +257,17 @@ fn words_take_one_source_and_keep_their_pieces_together() {
     // "do" has less weight, and its source has fewer elements: the word keeps "mun"'s source.
     assert_eq!(got, [("", "Hola", Some(0..4)), (" ", "mundo", Some(5..8)), ("", ".", Some(10..11))]);
     assert!(tail.is_empty());
+    // Pieces cut inside a character, overlapping or out of order lose no byte.
+    let odd = [piece(8..11, 10..11, 0.8), piece(6..11, 5..8, 0.4), piece(0..3, 0..4, 0.9), piece(20..30, 0..1, 1.0)];
+    let text = "Hola señor.";
+    let (words, tail) = place::words(text, &odd, &nodes);
+    let back: String =
+        words.iter().map(|w| format!("{}{}", &text[w.ws.clone()], &text[w.body.clone()])).collect::<String>()
+            + &text[tail];
+    assert_eq!(back, text);
     // With more weight on "do" the word takes its source.
     let pieces = [piece(0..4, 0..4, 0.9), piece(4..8, 5..8, 0.4), piece(8..10, 0..4, 0.5)];
-    let (words, _) = place::words(text, &pieces, &nodes);
+    let (words, _) = place::words("Hola mundo.", &pieces, &nodes);
     assert_eq!(words[1].src, Some(0..4));
 }
 
@@ -330,5 +338,29 @@ proptest! {
         let mut want = words(&input);
         want.reverse();
         prop_assert_eq!(words(&reversed), want);
+    }
+
+    /// Any alignment at all (ranges anywhere, inside characters, overlapping, out of order):
+    /// no panic, every tag once and in order, every byte of the translation once and in order.
+    #[test]
+    fn any_alignment_keeps_markup_and_text(
+        parts in prop::collection::vec(sentence(), 1..3),
+        raw in prop::collection::vec((0usize..80, 0usize..12, 0usize..80, 0usize..12, 0f32..1.0), 0..24),
+    ) {
+        let input = format!("<p>{}</p>", parts.concat());
+        let out = translate(&input, |posts: &[&str]| {
+            Ok::<_, std::io::Error>(posts.iter().map(|p| {
+                let pieces = raw.iter().map(|&(t, tl, s, sl, score)| AlignedPiece {
+                    target: t..t + tl,
+                    source: s..s + sl,
+                    score,
+                }).collect();
+                Aligned { text: format!("{} ñé", p.to_ascii_uppercase()), pieces }
+            }).collect())
+        }).unwrap();
+        prop_assert_eq!(markup(&out), markup(&input));
+        let want: String = text_only(&input).to_lowercase();
+        let got = text_only(&out).to_lowercase();
+        prop_assert_eq!(got.trim_end_matches(" ñé"), want.as_str());
     }
 }
