@@ -48,6 +48,9 @@ pub(super) struct Word {
     pub src: Option<Range<usize>>,
 }
 
+/// Source bytes and weight of a piece.
+type Source = (Range<usize>, f32);
+
 const DELIMITERS: &str = "\n ,.(){}[]";
 
 /// Whether `r` (source bytes of a word) is text `e` wrapped.
@@ -94,7 +97,7 @@ pub(super) fn words(text: &str, pieces: &[AlignedPiece], nodes: &[Node]) -> (Vec
     pieces.sort_by_key(|p| p.target.start);
     pieces.dedup_by_key(|p| p.target.start);
     // Each piece reaches to the next one's start; text before the first is aligned with nothing.
-    let mut cuts: Vec<(Range<usize>, Option<(Range<usize>, f32)>)> = Vec::new();
+    let mut cuts: Vec<(Range<usize>, Option<Source>)> = Vec::new();
     let first = pieces.first().map_or(text.len(), |p| p.target.start);
     if first > 0 {
         cuts.push((0..first, None));

@@ -164,9 +164,9 @@ pub(super) fn scan(html: &str) -> Result<Vec<Token>, String> {
             .append_document_content_handler(DocumentContentHandlers::default().text(on_text).comments(on_comment)),
     )
     .map_err(|e| e.to_string())?;
-    let State { mut tokens, anchor_count, anchor_tokens, .. } = state.take();
+    let State { mut tokens, anchor_tokens, .. } = state.take();
     // An `<a>` whose whole text is a link, a mention or a hashtag is kept whole.
-    for a in 0..anchor_count {
+    for (a, &start) in anchor_tokens.iter().enumerate() {
         let text: String = tokens
             .iter()
             .filter(|t| t.anchor == Some(a) && matches!(t.kind, Kind::Text { .. }))
@@ -176,7 +176,6 @@ pub(super) fn scan(html: &str) -> Result<Vec<Token>, String> {
         let whole = text.starts_with(['@', '#']) && !text.contains(char::is_whitespace)
             || crate::text::prose(text).trim().is_empty();
         if whole {
-            let start = anchor_tokens[a];
             for t in tokens.iter_mut().filter(|t| t.anchor == Some(a)) {
                 t.inline = false;
                 if let Kind::Text { translatable } = &mut t.kind {
