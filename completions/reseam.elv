@@ -115,7 +115,7 @@ set edit:completion:arg-completer[reseam] = {|@words|
             cand --read-timeout 'Seconds a client has to send a request''s headers, and then its body (408 after), and that an idle keep-alive connection stays open'
             cand --drain-seconds 'Seconds to finish requests in flight after SIGTERM before exiting anyway (Kubernetes kills after 30 by default)'
             cand --pin-from-core 'Pin compute thread i to core N + i (Linux)'
-            cand --idle-seconds 'Seconds after which an unused model''s pages are given back to the kernel (it pages back in on its next request); 0 keeps everything resident'
+            cand --idle-seconds 'Seconds after which an unused model''s pages are given back to the kernel (it pages back in on its next request), and after which an idle engine frees its working memory (activations, scores, decoder state); 0 keeps everything resident'
             cand --token 'Token every request needs (except /health, /ready, the probes, the web page and LibreTranslate''s /languages, /frontend/settings and /spec, which its clients read without a key), sent as `Authorization: Bearer`, raw `Authorization`, `DeepL-Auth-Key`, `X-API-Token`, `api_key` in the body or `token` in the query. Better given by file (--token-file) or systemd''s credential `translate-token` than in the environment'
             cand --token-file 'File holding the token (its surrounding whitespace ignored)'
             cand --arithmetic 'Integer arithmetic of the int8 products (see `reseam translate --help`)'

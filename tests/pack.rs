@@ -296,3 +296,58 @@ fn translate_all(t: &TestDir, models: &Path, input: &[u8]) -> Output {
     c.args(["translate", "--offline", "--models"]).arg(models).args(["es", "en"]);
     t.run(c, input)
 }
+
+/// `reseam fetch` of a newer version swaps the files of a model in use: the process that maps
+/// the old pack keeps translating with the model it loaded, and the next process repacks.
+#[test]
+fn a_newer_version_fetched_while_a_process_translates_breaks_nothing() {
+    use crate::fetch::server::{files_records, pair_records, write_mirror, write_mirror_with};
+    use reseam::marian::synthetic::{ARCHS, files};
+    let t = TestDir::new();
+    let m = t.path().join("models");
+    let (v30, v31) = (t.path().join("mirror-3.0"), t.path().join("mirror-3.1"));
+    write_mirror(&v30, &pair_records("es", "en", "3.0", ""));
+    let (records, attachments) = files_records("es", "en", "3.1", &files("es", "en", &ARCHS[0], 1).unwrap());
+    write_mirror_with(&v31, &records, &attachments);
+    let fetch = |source: &Path| {
+        let mut c = cmd(&t);
+        c.arg("fetch").arg("--models").arg(&m).arg("--source").arg(source).arg("es-en");
+        ok(&t.run(c, b""))
+    };
+    let no_pack = |input: &str| {
+        let mut c = cmd(&t);
+        c.env("RESEAM_NO_PACK", "1").args(["translate", "--offline", "--models"]).arg(&m).args(["es", "en"]);
+        ok(&t.run(c, input.as_bytes())).0
+    };
+    fetch(&v30);
+    let src = crate::engine::lines("heldout.es");
+    let (first, second) = (src[..20].join("\n") + "\n", src[20..40].join("\n") + "\n");
+    let all = first.clone() + &second;
+    let old = no_pack(&all);
+
+    let mut c = cmd(&t);
+    c.args(["translate", "--offline", "--models"]).arg(&m).args(["es", "en"]);
+    let mut a = c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut input = a.stdin.take().unwrap();
+    input.write_all(first.as_bytes()).unwrap();
+    input.flush().unwrap();
+    let pack_path = m.join("es-en/model.reseam");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !(pack_path.exists() && pack_kb(a.id(), "Rss:") > 0) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(pack_kb(a.id(), "Rss:") > 0, "the translating process maps the pack");
+
+    let (out, err) = fetch(&v31);
+    assert!(format!("{out}{err}").contains("3.1"), "fetch installed version 3.1: {out}{err}");
+    input.write_all(second.as_bytes()).unwrap();
+    drop(input);
+    let (got, _) = ok(&a.wait_with_output().unwrap());
+    assert_eq!(got, old, "the process on the old pack translates every line with the model it loaded");
+
+    let new = no_pack(&all);
+    assert_ne!(new, old, "version 3.1 is another model");
+    let (now, err) = ok(&translate_all(&t, &m, all.as_bytes()));
+    assert!(err.contains("stale"), "the old pack is found stale and rebuilt: {err}");
+    assert_eq!(now, new, "a new process translates with version 3.1");
+}

@@ -407,6 +407,7 @@ pub fn warm(o: &Options) -> Result<Warm, Error> {
             arithmetic: arith,
             debug: false,
             pin_from_core: None,
+            ..EngineOptions::default()
         })
         .map_err(|e| Error::Translate { pair: "the engine".into(), source: Box::new(e.into()) })?,
     );

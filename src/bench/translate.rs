@@ -192,6 +192,7 @@ pub fn run(posts: &[Post], opts: &Options, progress: &(dyn Fn(usize, usize) + Sy
             arithmetic: arith,
             debug: false,
             pin_from_core: None,
+            ..EngineOptions::default()
         })
         .map_err(TranslateError::from)?,
     );

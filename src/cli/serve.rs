@@ -98,7 +98,8 @@ pub struct Args {
     pub preload: bool,
 
     /// Seconds after which an unused model's pages are given back to the kernel (it pages back
-    /// in on its next request); 0 keeps everything resident.
+    /// in on its next request), and after which an idle engine frees its working memory
+    /// (activations, scores, decoder state); 0 keeps everything resident.
     #[arg(long, env = "IDLE_SECONDS", value_name = "SECS", default_value_t = 300)]
     pub idle_seconds: u64,
 

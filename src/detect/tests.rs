@@ -88,3 +88,24 @@ fn installed_languages_come_from_the_models_folder() {
     assert_eq!(installed_languages(&fixture), ["en", "es"]);
     assert_eq!(Detector::for_models(dir.path()).unwrap().candidates().len(), 2);
 }
+
+/// Among all of Firefox's languages the first pass (whatlang) narrows the candidates; the
+/// languages it has no profile of must still be found, and close languages told apart.
+#[test]
+fn the_first_pass_keeps_languages_it_does_not_know() {
+    let all: Vec<&str> = FIREFOX_LANGUAGES.iter().copied().filter(|t| lingua_language(t).is_some()).collect();
+    let d = detector(&all);
+    assert!(!d.whatlang.is_empty(), "many candidates: the first pass runs");
+    let cases = [
+        ("Unë jam shumë i lumtur që të shoh sot në shtëpinë tonë të re.", "sq"),
+        ("Það er gott veður í dag og við förum niður í bæ.", "is"),
+        ("Saya sangat gembira kerana dapat berjumpa dengan kawan-kawan lama semalam.", "ms"),
+        ("Der Zug nach Berlin fährt heute leider mit großer Verspätung ab.", "de"),
+        ("Сьогодні ми їдемо до бабусі в село.", "uk"),
+        ("Сегодня мы едем к бабушке в деревню.", "ru"),
+        ("今日はとても良い天気ですね。", "ja"),
+    ];
+    for (text, want) in cases {
+        assert_eq!(d.detect(text).language, want, "{text:?}");
+    }
+}

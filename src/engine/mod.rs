@@ -18,6 +18,7 @@ mod scheduler;
 use std::sync::Arc;
 use std::sync::mpsc;
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use reseam_kernels::{Arithmetic, Kernels};
 
@@ -41,6 +42,9 @@ pub struct EngineOptions {
     pub debug: bool,
     /// Pin compute thread i to core N + i (Linux).
     pub pin_from_core: Option<usize>,
+    /// The working memory (activations, scores, the decoder's state) goes back to the allocator
+    /// once the engine has been idle this long; `None` keeps it (serve's `IDLE_SECONDS` 0).
+    pub release_after: Option<Duration>,
 }
 
 impl Default for EngineOptions {
@@ -51,6 +55,7 @@ impl Default for EngineOptions {
             arithmetic: Kernels::firefox_arithmetic(),
             debug: false,
             pin_from_core: None,
+            release_after: Some(Duration::from_secs(5)),
         }
     }
 }

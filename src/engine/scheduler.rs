@@ -21,7 +21,6 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::mpsc::{self, RecvTimeoutError, TryRecvError};
-use std::time::Duration;
 
 use rayon::prelude::*;
 use reseam_kernels::Kernels;
@@ -226,7 +225,11 @@ impl Scheduler {
                 }
                 let _t = profile::time(Kind::Waiting);
                 // Idle: wait for work, and give the working memory back after a while.
-                match rx.recv_timeout(Duration::from_secs(5)) {
+                let got = match self.opts.release_after {
+                    Some(after) => rx.recv_timeout(after),
+                    None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+                };
+                match got {
                     Ok(req) => self.jobs.add(req, &mut self.queue),
                     Err(RecvTimeoutError::Timeout) => {
                         self.release_memory();

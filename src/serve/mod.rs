@@ -113,6 +113,7 @@ pub fn run(opts: &ServeOptions, on_listening: impl FnOnce(SocketAddr) + Send) ->
         arithmetic,
         debug: false,
         pin_from_core: opts.pin_from_core,
+        release_after: (opts.idle_seconds > 0).then(|| Duration::from_secs(opts.idle_seconds)),
     })?);
     let registry = RegistryOptions {
         no_pack: opts.no_pack,

@@ -240,6 +240,7 @@ impl Translator {
             arithmetic: opts.arithmetic.resolve(),
             debug: opts.debug,
             pin_from_core: opts.pin_from_core,
+            ..EngineOptions::default()
         })?;
         Translator::on_engine(Arc::new(engine), stages, opts)
     }

@@ -112,14 +112,41 @@ pub fn attachments_for(records: &[Value]) -> HashMap<String, Vec<u8>> {
     out
 }
 
+/// Records and attachments for other files than the fixture's (another model), as pair
+/// `src`-`trg` at `version`; the file type is read from Mozilla's file name.
+pub fn files_records(
+    src: &str,
+    trg: &str,
+    version: &str,
+    files: &[(String, Vec<u8>)],
+) -> (Vec<Value>, HashMap<String, Vec<u8>>) {
+    let mut attachments = HashMap::new();
+    let records = files
+        .iter()
+        .map(|(name, raw)| {
+            let file_type = name.split('.').next().unwrap();
+            let zst = zstd::encode_all(Cursor::new(raw), 1).expect("zstd");
+            let r = record(name, file_type, src, trg, version, "", raw, &zst);
+            attachments.insert(r["attachment"]["location"].as_str().unwrap().to_string(), zst);
+            r
+        })
+        .collect();
+    (records, attachments)
+}
+
 /// Writes the folder layout `--source DIR` reads.
 pub fn write_mirror(dir: &Path, records: &[Value]) {
+    write_mirror_with(dir, records, &attachments_for(records));
+}
+
+/// [`write_mirror`] with the attachments given, by location.
+pub fn write_mirror_with(dir: &Path, records: &[Value], attachments: &HashMap<String, Vec<u8>>) {
     let records_path = dir.join(RECORDS.trim_start_matches("/v1/"));
     std::fs::create_dir_all(records_path.parent().unwrap()).unwrap();
     std::fs::write(&records_path, serde_json::to_vec(&json!({ "data": records })).unwrap()).unwrap();
     std::fs::write(dir.join("index.json"), br#"{"capabilities": {"attachments": {"base_url": "attachments/"}}}"#)
         .unwrap();
-    for (location, bytes) in attachments_for(records) {
+    for (location, bytes) in attachments {
         let path = dir.join("attachments").join(location);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, bytes).unwrap();
