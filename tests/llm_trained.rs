@@ -45,6 +45,7 @@ fn report(t: &TestDir, args: &[&str]) -> Value {
 #[test]
 fn f32_greedy_output_equals_transformers_for_every_trained_model() {
     let t = TestDir::new();
+    let mut compared = 0;
     for name in MODELS {
         let g: Value =
             serde_json::from_slice(&std::fs::read(dir().join(format!("goldens/{name}.json"))).unwrap()).unwrap();
@@ -81,10 +82,12 @@ fn f32_greedy_output_equals_transformers_for_every_trained_model() {
             let margins = p["model"]["greedy"]["top1_top2_margin"].as_array().unwrap();
             // Up to the first near-tie: another summation order may flip it, and all after it.
             let n = margins.iter().position(|m| m.as_f64().unwrap() < 1e-3).unwrap_or(want.len());
-            assert!(n >= 8, "{name} {key}: a near-tie at step {n}");
             assert_eq!(ids(&r["output_ids"])[..n], want[..n], "{name} {key}");
+            compared += n;
         }
     }
+    // 60 prompts x 32 steps; one target prompt meets a near-tie at step 2.
+    assert!(compared >= 1800, "{compared} greedy steps compared");
 }
 
 #[test]
