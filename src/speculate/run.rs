@@ -193,8 +193,7 @@ where
         return Ok(report(opts, None, None, energy, baseline, None, Vec::new(), prompts.len()));
     };
     let pair = draft.pair;
-    let texts: Vec<&str> =
-        baseline.prompts.iter().flat_map(|p| [p.prompt.as_str(), p.text.as_str()]).collect();
+    let texts: Vec<&str> = baseline.prompts.iter().flat_map(|p| [p.prompt.as_str(), p.text.as_str()]).collect();
     let segmentation = Some(segmentation::measure(pair.target, pair.draft, &texts));
     let mut runs = Vec::with_capacity(configs.len());
     for (k, strategy) in configs {
