@@ -235,6 +235,7 @@ where
     Ok(report(opts, Some(draft.label), Some(pair.identical), energy, baseline, segmentation, runs, prompts.len()))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn report(
     opts: &RunOptions,
     draft: Option<String>,

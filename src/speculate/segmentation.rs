@@ -33,10 +33,12 @@ fn boundaries<T: TextTokenizer + ?Sized>(tokenizer: &T, text: &str) -> (u64, Vec
     };
     let mut out = Vec::new();
     for i in 1..ids.len() {
-        if let Ok(t) = tokenizer.decode(&ids[..i]) {
-            if !t.is_empty() && t.len() < text.len() && text.starts_with(&t) {
-                out.push(t.len());
-            }
+        if let Ok(t) = tokenizer.decode(&ids[..i])
+            && !t.is_empty()
+            && t.len() < text.len()
+            && text.starts_with(&t)
+        {
+            out.push(t.len());
         }
     }
     out.dedup();
