@@ -18,6 +18,8 @@ mod html;
 mod layout;
 /// `reseam speculate` (target only) and `reseam bench` on the tiny LLM fixtures.
 mod llm;
+/// The checkpoints trained on Polish text (tests/fixtures/llm-trained): goldens and exact speculation.
+mod llm_trained;
 /// `reseam pack` and packs under `translate`: bad packs, races, read-only folders, shared pages.
 mod pack;
 /// What packagers ship: the bash completion, the container's entrypoint and Dockerfile, the systemd unit.

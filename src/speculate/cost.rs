@@ -169,6 +169,13 @@ impl AutoK {
             }
         }
         if best.0 == 0 {
+            // A probe is worth its cost only if drafting could pay at all: with every candidate
+            // accepted (k+1 tokens a round). A draft as dear as the target never can.
+            let ceiling = (1..=cap).map(|k| inputs.predicted_speedup(1.0, k as f64, r * k as f64)).fold(0.0, f64::max);
+            if ceiling <= 1.0 {
+                self.idle = 0;
+                return 0;
+            }
             self.idle += 1;
             if self.idle >= PROBE_EVERY {
                 self.idle = 0;
@@ -187,7 +194,9 @@ impl AutoK {
             self.rejected = self.rejected * DECAY + (r.accepted < r.proposed) as u8 as f64;
             self.candidates = self.candidates * DECAY + r.proposed as f64;
             self.drafted = self.drafted * DECAY + r.drafted as f64;
-            self.overhead.add(r.overhead_s);
+            if !r.catch_up {
+                self.overhead.add(r.overhead_s);
+            }
         }
         for &t in &r.draft_pass_s {
             self.draft_pass.add(t);
@@ -207,6 +216,9 @@ pub struct RoundObservation {
     pub verify_rows: usize,
     pub verify_s: f64,
     pub overhead_s: f64,
+    /// The round's first draft pass caught up on several positions (its time and the round's
+    /// re-sync work are left out of the costs).
+    pub catch_up: bool,
 }
 
 #[cfg(test)]
@@ -271,6 +283,13 @@ mod tests {
         let picks: Vec<usize> = (0..PROBE_EVERY).map(|_| a.choose(8)).collect();
         assert!(picks[..PROBE_EVERY - 1].iter().all(|&k| k == 0), "{picks:?}");
         assert_eq!(picks[PROBE_EVERY - 1], 1, "a probe now and then");
+        // A draft as dear as the target: even full acceptance cannot pay, so no probes.
+        let mut a = AutoK::new(8, 1.0);
+        a.accepted = 0.0;
+        a.rejected = 1e6;
+        a.draft_pass.add(1.0);
+        a.verify.insert(2, Acc { n: 1, seconds: 1.2 });
+        assert!((0..3 * PROBE_EVERY).all(|_| a.choose(8) == 0));
     }
 
     #[test]
@@ -286,6 +305,7 @@ mod tests {
                 verify_rows: 5,
                 verify_s: 1.0,
                 overhead_s: 0.0,
+                catch_up: false,
             });
         }
         assert!(a.alpha() > 0.95);

@@ -22,6 +22,7 @@ pub mod report;
 pub mod resync;
 pub mod rounds;
 pub mod run;
+pub mod segmentation;
 pub mod strategy;
 #[cfg(test)]
 mod testutil;

@@ -198,7 +198,14 @@ where
                 let logits = draft.forward(&mut ds, &pending, false).map_err(SpeculateError::model("draft"))?;
                 let dt = clock.now() - t;
                 draft_time += dt;
-                obs.draft_pass_s.push(dt);
+                // A pass that catches up on several rounds (after k = 0 rounds, or a re-sync that
+                // rewrote draft tokens) is the price of not drafting: `-k auto` must not charge
+                // it to drafting, or drafting looks dear because it paused.
+                if pending.len() <= 2 {
+                    obs.draft_pass_s.push(dt);
+                } else {
+                    obs.catch_up = true;
+                }
                 if pending.len() == 1 {
                     out.passes.draft_single.add(dt);
                 } else {

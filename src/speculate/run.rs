@@ -12,6 +12,7 @@ use super::report::{
     Baseline, BaselinePrompt, BreakEven, Divergence, KSetting, PromptResult, Report, Run, SCHEMA, Settings, Time,
 };
 use super::rounds::{DecodeOptions, DraftLength, Output, SpecOptions, Verify, greedy, speculative};
+use super::segmentation::{self, Segmentation};
 use super::strategy::{Pair, Strategy};
 use super::tokens::TextTokenizer;
 
@@ -189,9 +190,11 @@ where
 
     let Some(draft) = draft else {
         progress(&Progress { stage: "done".into(), done, total });
-        return Ok(report(opts, None, None, energy, baseline, Vec::new(), prompts.len()));
+        return Ok(report(opts, None, None, energy, baseline, None, Vec::new(), prompts.len()));
     };
     let pair = draft.pair;
+    let texts: Vec<&str> = baseline.prompts.iter().flat_map(|p| [p.prompt.as_str(), p.text.as_str()]).collect();
+    let segmentation = Some(segmentation::measure(pair.target, pair.draft, &texts));
     let mut runs = Vec::with_capacity(configs.len());
     for (k, strategy) in configs {
         let label = format!("{strategy} k={k}");
@@ -203,9 +206,11 @@ where
             lookbehind: opts.lookbehind,
         };
         let mut outs = Vec::with_capacity(prompts.len());
+        // One chooser for all prompts of a configuration: pass costs and acceptance carry over
+        // (acceptance decays by round anyway), so short prompts do not each pay for measuring.
+        let mut auto = AutoK::new(opts.k_max_auto, target_pass.unwrap_or(0.0));
         for p in prompts {
             progress(&Progress { stage: label.clone(), done, total });
-            let mut auto = AutoK::new(opts.k_max_auto, target_pass.unwrap_or(0.0));
             let mut policy = match k {
                 KSetting::Fixed(k) => DraftLength::Fixed(k),
                 KSetting::Auto => DraftLength::Auto(&mut auto),
@@ -227,15 +232,17 @@ where
         runs.push(summarise(k, strategy, opts, pair, prompts, &base, &s, target_pass, base_tps));
     }
     progress(&Progress { stage: "done".into(), done, total });
-    Ok(report(opts, Some(draft.label), Some(pair.identical), energy, baseline, runs, prompts.len()))
+    Ok(report(opts, Some(draft.label), Some(pair.identical), energy, baseline, segmentation, runs, prompts.len()))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn report(
     opts: &RunOptions,
     draft: Option<String>,
     same_vocabulary: Option<bool>,
     energy: &dyn EnergyMeter,
     baseline: Baseline,
+    segmentation: Option<Segmentation>,
     runs: Vec<Run>,
     prompts: usize,
 ) -> Report {
@@ -257,6 +264,7 @@ fn report(
         clock: opts.clock_label.clone(),
         energy_source: energy.source(),
         baseline,
+        segmentation,
         runs,
     }
 }

@@ -14,6 +14,7 @@ use serde::{Serialize, Serializer};
 use super::lm::Top2;
 use super::metrics::TimeSplit;
 use super::rounds::Verify;
+use super::segmentation::Segmentation;
 use super::strategy::Strategy;
 
 /// Schema name and version written into every JSON report.
@@ -62,6 +63,8 @@ pub struct Report {
     /// What the energy figures measure, or "n/a (<reason>)".
     pub energy_source: String,
     pub baseline: Baseline,
+    /// With a draft: how both tokenizers cut the prompts and the target's outputs.
+    pub segmentation: Option<Segmentation>,
     pub runs: Vec<Run>,
 }
 
