@@ -176,7 +176,7 @@ impl Plan<'_> {
     /// Puts `translations` (one per segment, in order) into the posts.
     pub fn finish(self, translations: Vec<String>) -> Result<Vec<String>, Error> {
         let aligned = translations.into_iter().map(|text| Aligned { text, pieces: Vec::new() }).collect();
-        Ok(self.finish_aligned(aligned)?.into_iter().map(|a| a.text).collect())
+        Ok(self.assemble(aligned, false)?.into_iter().map(|a| a.text).collect())
     }
 
     /// [`Plan::finish`] with alignments: each output's pieces aligned with bytes of its post.
@@ -185,6 +185,12 @@ impl Plan<'_> {
     /// alignment or the pipeline changed the translation (a mention put back), the whole
     /// translation with the whole segment.
     pub fn finish_aligned(self, translations: Vec<Aligned>) -> Result<Vec<Aligned>, Error> {
+        self.assemble(translations, true)
+    }
+
+    /// Both finishes; without `align` no alignment is made (no copy of each translation, no
+    /// pieces), since plain translation is the common path.
+    fn assemble(self, translations: Vec<Aligned>, align: bool) -> Result<Vec<Aligned>, Error> {
         if translations.len() != self.segments.len() {
             return Err(Error::TranslationCount { expected: self.segments.len(), got: translations.len() });
         }
@@ -194,13 +200,14 @@ impl Plan<'_> {
             .zip(&self.sources)
             .map(|((translation, source), (at, exact))| {
                 let Aligned { text, pieces } = translation;
-                let raw_text = text.clone();
+                let raw_text = if align { text.clone() } else { String::new() };
                 let out = if self.raw {
                     flatten(text)
                 } else {
                     hashtags::restore(source, mentions::restore(source, tidy(text)))
                 };
-                let pieces = segment_pieces(&raw_text, &out, pieces, at.clone(), *exact);
+                let pieces =
+                    if align { segment_pieces(&raw_text, &out, pieces, at.clone(), *exact) } else { Vec::new() };
                 Aligned { text: out, pieces }
             })
             .collect();
@@ -215,7 +222,9 @@ impl Plan<'_> {
                         Piece::Source(range) => {
                             let at = out.len();
                             out.push_str(&post[range.clone()]);
-                            aligned.push(AlignedPiece { target: at..out.len(), source: range, score: 1.0 });
+                            if align {
+                                aligned.push(AlignedPiece { target: at..out.len(), source: range, score: 1.0 });
+                            }
                         }
                         Piece::Text(text) => out.push_str(&text),
                         Piece::Segment(n) => {
