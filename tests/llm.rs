@@ -26,7 +26,8 @@ fn run(t: &TestDir, args: &[&str]) -> Output {
     t.run(c, b"")
 }
 
-fn ok(out: &Output) -> String {
+/// The stdout of a run that must have succeeded (status and both outputs shown if not).
+pub fn ok(out: &Output) -> String {
     assert!(
         out.status.success(),
         "status {:?}\nstdout {}\nstderr {}",

@@ -23,13 +23,7 @@ fn run(t: &TestDir, args: &[&str]) -> Output {
     let mut c: Command = t.cmd();
     c.args(args);
     let out = t.run(c, b"");
-    assert!(
-        out.status.success(),
-        "status {:?}\nstdout {}\nstderr {}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::llm::ok(&out);
     out
 }
 
