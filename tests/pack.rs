@@ -248,19 +248,10 @@ fn a_model_replaced_and_repacked_while_a_process_translates_with_it_breaks_nothi
     let src = crate::engine::lines("heldout.es");
     let (first, second) = (src[..30].join("\n") + "\n", src[30..60].join("\n") + "\n");
     let all = first.clone() + &second;
-    let old = {
-        let mut c = cmd(&t);
-        c.env("RESEAM_NO_PACK", "1").args(["translate", "--offline", "--models"]).arg(&m).args(["es", "en"]);
-        ok(&t.run(c, all.as_bytes())).0
-    };
+    let old = from_files(&t, &m, &all);
     ok(&pack(&t, &m, &[]));
     let size_kb = std::fs::metadata(m.join("es-en/model.reseam")).unwrap().len() / 1024;
-    let mut c = cmd(&t);
-    c.args(["translate", "--offline", "--models"]).arg(&m).args(["es", "en"]);
-    let mut a = c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    let mut input = a.stdin.take().unwrap();
-    input.write_all(first.as_bytes()).unwrap();
-    input.flush().unwrap();
+    let (a, mut input) = translating(&t, &m, &first);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     // Resident: its checksums were read when it was mapped.
     while pack_kb(a.id(), "Rss:") < size_kb * 9 / 10 && std::time::Instant::now() < deadline {
@@ -280,15 +271,29 @@ fn a_model_replaced_and_repacked_while_a_process_translates_with_it_breaks_nothi
     assert_eq!(got.lines().count(), 60);
     assert_eq!(got, old, "the process on the replaced pack translates every line with the model it loaded");
     // A new process uses the new model, as its files alone translate.
-    let new = {
-        let mut c = cmd(&t);
-        c.env("RESEAM_NO_PACK", "1").args(["translate", "--offline", "--models"]).arg(&m).args(["es", "en"]);
-        ok(&t.run(c, all.as_bytes())).0
-    };
+    let new = from_files(&t, &m, &all);
     assert_ne!(new, old, "the new model translates differently");
     let (now, err) = ok(&translate_all(&t, &m, all.as_bytes()));
     assert!(!err.contains("packed into"), "the new pack is used as it is: {err}");
     assert_eq!(now, new);
+}
+
+/// What `models`' es-en files alone (no pack) translate `input` to.
+fn from_files(t: &TestDir, models: &Path, input: &str) -> String {
+    let mut c = cmd(t);
+    c.env("RESEAM_NO_PACK", "1").args(["translate", "--offline", "--models"]).arg(models).args(["es", "en"]);
+    ok(&t.run(c, input.as_bytes())).0
+}
+
+/// `reseam translate es en` started on `models` and given `first`, its stdin left open.
+fn translating(t: &TestDir, models: &Path, first: &str) -> (std::process::Child, std::process::ChildStdin) {
+    let mut c = cmd(t);
+    c.args(["translate", "--offline", "--models"]).arg(models).args(["es", "en"]);
+    let mut a = c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut input = a.stdin.take().unwrap();
+    input.write_all(first.as_bytes()).unwrap();
+    input.flush().unwrap();
+    (a, input)
 }
 
 fn translate_all(t: &TestDir, models: &Path, input: &[u8]) -> Output {
@@ -314,23 +319,13 @@ fn a_newer_version_fetched_while_a_process_translates_breaks_nothing() {
         c.arg("fetch").arg("--models").arg(&m).arg("--source").arg(source).arg("es-en");
         ok(&t.run(c, b""))
     };
-    let no_pack = |input: &str| {
-        let mut c = cmd(&t);
-        c.env("RESEAM_NO_PACK", "1").args(["translate", "--offline", "--models"]).arg(&m).args(["es", "en"]);
-        ok(&t.run(c, input.as_bytes())).0
-    };
     fetch(&v30);
     let src = crate::engine::lines("heldout.es");
     let (first, second) = (src[..20].join("\n") + "\n", src[20..40].join("\n") + "\n");
     let all = first.clone() + &second;
-    let old = no_pack(&all);
+    let old = from_files(&t, &m, &all);
 
-    let mut c = cmd(&t);
-    c.args(["translate", "--offline", "--models"]).arg(&m).args(["es", "en"]);
-    let mut a = c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    let mut input = a.stdin.take().unwrap();
-    input.write_all(first.as_bytes()).unwrap();
-    input.flush().unwrap();
+    let (a, mut input) = translating(&t, &m, &first);
     let pack_path = m.join("es-en/model.reseam");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while !(pack_path.exists() && pack_kb(a.id(), "Rss:") > 0) && std::time::Instant::now() < deadline {
@@ -345,7 +340,7 @@ fn a_newer_version_fetched_while_a_process_translates_breaks_nothing() {
     let (got, _) = ok(&a.wait_with_output().unwrap());
     assert_eq!(got, old, "the process on the old pack translates every line with the model it loaded");
 
-    let new = no_pack(&all);
+    let new = from_files(&t, &m, &all);
     assert_ne!(new, old, "version 3.1 is another model");
     let (now, err) = ok(&translate_all(&t, &m, all.as_bytes()));
     assert!(err.contains("stale"), "the old pack is found stale and rebuilt: {err}");
