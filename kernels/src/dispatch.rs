@@ -129,9 +129,10 @@ pub struct Kernels {
     exp_sum8: ExpSum8Fn,
     /// Marian's attention products over several query rows ([`scalar::chain_products`]).
     chain: ChainFn,
-    /// Marian's attention products for one query row ([`scalar::carry_scores`],
-    /// [`scalar::one_row_values`]).
-    one_row: (OneRowFn, OneRowFn),
+    /// Marian's attention products for one query row in MKL's Intel orders
+    /// ([`scalar::carry_scores`], [`scalar::one_row_values`]) and its AMD ones
+    /// ([`scalar::zen_carry_scores`], [`scalar::zen_row_values`]).
+    one_row: ((OneRowFn, OneRowFn), (OneRowFn, OneRowFn)),
     /// Row and column-block counts that split work without cutting a kernel tile.
     grain: (usize, usize),
 }
@@ -182,7 +183,10 @@ impl Kernels {
             absmax: scalar::absmax,
             exp_sum8: crate::cephes::max_and_exp_sum8,
             chain: scalar::chain_products,
-            one_row: (scalar::carry_scores, scalar::one_row_values),
+            one_row: (
+                (scalar::carry_scores, scalar::one_row_values),
+                (scalar::zen_carry_scores, scalar::zen_row_values),
+            ),
             grain: (1, 1),
         }
     }
@@ -404,7 +408,7 @@ fn table(isa: Isa) -> Result<Kernels, String> {
                 AbsmaxFn,
                 ExpSum8Fn,
                 ChainFn,
-                (OneRowFn, OneRowFn),
+                ((OneRowFn, OneRowFn), (OneRowFn, OneRowFn)),
             );
             let (attn, act, absmax, exp_sum8, chain, one_row): Float = match isa {
                 Isa::Avx2 | Isa::AvxVnni => (
@@ -413,7 +417,7 @@ fn table(isa: Isa) -> Result<Kernels, String> {
                     ymm::absmax,
                     ymm::max_and_exp_sum8,
                     ymm::chain_products,
-                    (ymm::carry_scores, ymm::one_row_values),
+                    ((ymm::carry_scores, ymm::one_row_values), (ymm::zen_carry_scores, ymm::zen_row_values)),
                 ),
                 _ => (
                     (zmm::block_scores, zmm::weighted_rows),
@@ -421,7 +425,7 @@ fn table(isa: Isa) -> Result<Kernels, String> {
                     zmm::absmax,
                     zmm::max_and_exp_sum8,
                     zmm::chain_products,
-                    (zmm::carry_scores, zmm::one_row_values),
+                    ((zmm::carry_scores, zmm::one_row_values), (zmm::zen_carry_scores, zmm::zen_row_values)),
                 ),
             };
             Ok(Kernels {
@@ -465,7 +469,10 @@ fn table(isa: Isa) -> Result<Kernels, String> {
                 absmax: scalar::absmax,
                 exp_sum8: crate::cephes::max_and_exp_sum8,
                 chain: scalar::chain_products,
-                one_row: (scalar::carry_scores, scalar::one_row_values),
+                one_row: (
+                    (scalar::carry_scores, scalar::one_row_values),
+                    (scalar::zen_carry_scores, scalar::zen_row_values),
+                ),
                 grain: (16, 1),
             })
         }

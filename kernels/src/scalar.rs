@@ -160,6 +160,48 @@ pub fn check_carry_scores(q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: &[
     assert!(out.len() >= nb, "carry_scores: output shorter than {nb}");
 }
 
+/// MKL's `Q·Kᵀ` on AMD (its Zen kernels) for one query row over keys whose block of 4 is full
+/// (reseam's `layers/attention/zen.rs` says how it was read off MKL): for each key `j < nb`, with
+/// `b_t` = `kt[t·ldkt + j]`, every product rounded and no addition fused: lane 0 starts as
+/// `((p0 + p1) + p2) + p3`, lanes 1–3 at 0; elements `4 + 4i + l` go to lane `l` while a whole
+/// chunk of 4 is left; `(l0 + l2) + (l1 + l3)`; the elements past the chunks added in turn.
+/// `out[j]` gets the sum (not scaled).
+pub fn zen_carry_scores(q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: &mut [f32]) {
+    check_carry_scores(q, kt, ldkt, nb, out);
+    let k = q.len();
+    let end = 4 + k.saturating_sub(4) / 4 * 4;
+    for (j, o) in out.iter_mut().enumerate().take(nb) {
+        let p = |t: usize| q[t] * kt[t * ldkt + j];
+        let mut l = [p(0), 0.0, 0.0, 0.0];
+        for t in 1..k.min(4) {
+            l[0] += p(t);
+        }
+        for c in (4..end).step_by(4) {
+            for (i, lane) in l.iter_mut().enumerate() {
+                *lane += p(c + i);
+            }
+        }
+        let mut s = (l[0] + l[2]) + (l[1] + l[3]);
+        for t in end..k {
+            s += p(t);
+        }
+        *o = s;
+    }
+}
+
+/// MKL's `weights·V` on AMD for one to three query rows: per dimension `d < dk`, with `v_j` =
+/// `v[j·ldv + d]`, the rounded products `w_j·v_j` added in turn from 0 (no fused step).
+pub fn zen_row_values(w: &[f32], v: &[f32], ldv: usize, dk: usize, out: &mut [f32]) {
+    check_one_row_values(w, v, ldv, dk, out);
+    for (d, o) in out.iter_mut().enumerate().take(dk) {
+        let mut c = 0f32;
+        for (j, &wj) in w.iter().enumerate() {
+            c += wj * v[j * ldv + d];
+        }
+        *o = c;
+    }
+}
+
 /// MKL's `weights·V` for one query row (reseam's `layers/attention/`): per dimension `d <
 /// dk`, with `v_j` = `v[j·ldv + d]`, blocks of 8 weights combined as `((c·fma 6, fma 4) +
 /// (5,7)) + ((0,2) + (1,3))` with the carry `c` of the blocks before, where `(p,q)` is `fma(w_p,

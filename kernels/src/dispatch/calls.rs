@@ -116,7 +116,7 @@ impl Kernels {
     pub fn carry_scores(&self, q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: &mut [f32]) {
         scalar::check_carry_scores(q, kt, ldkt, nb, out);
         // SAFETY: the table was built for an ISA this CPU runs, and the lengths are checked.
-        unsafe { (self.one_row.0)(q, kt, ldkt, nb, out) }
+        unsafe { (self.one_row.0.0)(q, kt, ldkt, nb, out) }
     }
 
     /// One query row's weighted sum of values in MKL's order (see [`scalar::one_row_values`]).
@@ -124,7 +124,25 @@ impl Kernels {
     pub fn one_row_values(&self, w: &[f32], v: &[f32], ldv: usize, dk: usize, out: &mut [f32]) {
         scalar::check_one_row_values(w, v, ldv, dk, out);
         // SAFETY: the table was built for an ISA this CPU runs, and the lengths are checked.
-        unsafe { (self.one_row.1)(w, v, ldv, dk, out) }
+        unsafe { (self.one_row.0.1)(w, v, ldv, dk, out) }
+    }
+
+    /// One query row's attention scores over keys in full blocks of 4, in MKL's AMD order (see
+    /// [`scalar::zen_carry_scores`]).
+    #[inline]
+    pub fn zen_carry_scores(&self, q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: &mut [f32]) {
+        scalar::check_carry_scores(q, kt, ldkt, nb, out);
+        // SAFETY: the table was built for an ISA this CPU runs, and the lengths are checked.
+        unsafe { (self.one_row.1.0)(q, kt, ldkt, nb, out) }
+    }
+
+    /// A query row's weighted sum of values in MKL's AMD order for one to three rows (see
+    /// [`scalar::zen_row_values`]).
+    #[inline]
+    pub fn zen_row_values(&self, w: &[f32], v: &[f32], ldv: usize, dk: usize, out: &mut [f32]) {
+        scalar::check_one_row_values(w, v, ldv, dk, out);
+        // SAFETY: the table was built for an ISA this CPU runs, and the lengths are checked.
+        unsafe { (self.one_row.1.1)(w, v, ldv, dk, out) }
     }
 
     /// `out = epilogue(a · b)` in the given arithmetic, after checking every length.

@@ -220,3 +220,59 @@ pub(crate) unsafe fn one_row_values(w: &[f32], v: &[f32], ldv: usize, dk: usize,
         d += 8;
     }
 }
+
+/// [`crate::scalar::zen_carry_scores`] with ymm registers: 8 keys per register, as
+/// `zmm::zen_carry_scores` with 16.
+///
+/// # Safety
+/// The CPU has AVX2 and FMA; lengths as [`crate::scalar::check_carry_scores`] checks them.
+#[target_feature(enable = "avx2,fma")]
+pub(crate) unsafe fn zen_carry_scores(q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: &mut [f32]) {
+    let k = q.len();
+    let end = 4 + k.saturating_sub(4) / 4 * 4;
+    let mut j = 0;
+    while j < nb {
+        let mask = first_lanes((nb - j).min(8));
+        // SAFETY: the masked lanes of row t are `kt[t·ldkt + j ..]` up to key nb, inside `kt`.
+        let b = |t: usize| unsafe { _mm256_maskload_ps(kt.as_ptr().add(t * ldkt + j), mask) };
+        let p = |t: usize| _mm256_mul_ps(_mm256_set1_ps(q[t]), b(t));
+        let mut l = [p(0), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()];
+        for t in 1..k.min(4) {
+            l[0] = _mm256_add_ps(l[0], p(t));
+        }
+        for c in (4..end).step_by(4) {
+            for (i, lane) in l.iter_mut().enumerate() {
+                *lane = _mm256_add_ps(*lane, p(c + i));
+            }
+        }
+        let mut s = _mm256_add_ps(_mm256_add_ps(l[0], l[2]), _mm256_add_ps(l[1], l[3]));
+        for t in end..k {
+            s = _mm256_add_ps(s, p(t));
+        }
+        // SAFETY: the masked lanes are `out[j..nb]`.
+        unsafe { _mm256_maskstore_ps(out.as_mut_ptr().add(j), mask, s) };
+        j += 8;
+    }
+}
+
+/// [`crate::scalar::zen_row_values`] with ymm registers: 8 dimensions per register, as
+/// `zmm::zen_row_values` with 16.
+///
+/// # Safety
+/// The CPU has AVX2 and FMA; lengths as [`crate::scalar::check_one_row_values`] checks them.
+#[target_feature(enable = "avx2,fma")]
+pub(crate) unsafe fn zen_row_values(w: &[f32], v: &[f32], ldv: usize, dk: usize, out: &mut [f32]) {
+    let mut d = 0;
+    while d < dk {
+        let mask = first_lanes((dk - d).min(8));
+        let mut c = _mm256_setzero_ps();
+        for (j, &wj) in w.iter().enumerate() {
+            // SAFETY: the masked lanes of value row j are `v[j·ldv + d ..]` up to dk, inside `v`.
+            let vr = unsafe { _mm256_maskload_ps(v.as_ptr().add(j * ldv + d), mask) };
+            c = _mm256_add_ps(c, _mm256_mul_ps(_mm256_set1_ps(wj), vr));
+        }
+        // SAFETY: the masked lanes are `out[d..dk]`.
+        unsafe { _mm256_maskstore_ps(out.as_mut_ptr().add(d), mask, c) };
+        d += 8;
+    }
+}

@@ -76,7 +76,7 @@ use super::softmax::softmax;
 
 mod zen;
 pub use zen::{MKL_VAR, Mkl};
-use zen::{qk_zen, wv_zen_unfused, zen_block_rows, zen_chains, zen_fused_values};
+use zen::{qk_zen, wv_zen_unfused, zen_chains, zen_fused_values};
 
 /// A read-only matrix view: element `(row, t)` is `data[row * stride + col + t]`.
 #[derive(Clone, Copy)]
@@ -306,14 +306,12 @@ pub fn attend_with(
     let zen = mkl == Mkl::Zen;
     let chains = if zen { zen_chains(m, n) } else { m > 1 && n >= 4 };
     // One query row over transposed keys: the carry sums (Zen: the 4-lane sums) of all keys
-    // whose block of 4 is full run side by side, one vector lane per key ([`one_row_carry`]
-    // for each; Zen: 4 rows of lanes in scratch).
+    // whose block of 4 is full run side by side, one vector lane per key ([`one_row_carry`],
+    // Zen: [`qk_zen`], for each).
     let carried = if m == 1 && keys_t.is_some() { n / 4 * 4 } else { 0 };
-    let zen_lanes = if zen { 4 * carried } else { 0 };
     scratch.clear();
-    scratch.resize(m * n + if chains { dk * n } else { 0 } + zen_lanes, 0.0);
-    let (scores, rest) = scratch.split_at_mut(m * n);
-    let (kt, lanes) = rest.split_at_mut(if chains { dk * n } else { 0 });
+    scratch.resize(m * n + if chains { dk * n } else { 0 }, 0.0);
+    let (scores, kt) = scratch.split_at_mut(m * n);
     let f = |acc: &mut [f32], a: &[f32], b: &[f32]| kern.fma_vv(acc, a, b);
     if chains {
         for j in 0..n {
@@ -338,7 +336,7 @@ pub fn attend_with(
                 && carried > 0
             {
                 if zen {
-                    zen_block_rows(qi, kt, carried, lanes, row);
+                    kern.zen_carry_scores(qi, &kt.data[kt.col..], kt.stride, carried, row);
                 } else {
                     kern.carry_scores(qi, &kt.data[kt.col..], kt.stride, carried, row);
                 }
@@ -356,14 +354,8 @@ pub fn attend_with(
     if zen && !zen_fused_values(m) {
         // [`wv_zen_unfused`] for all dimensions at once.
         for i in 0..m {
-            let w = &scores[i * n..(i + 1) * n];
             let o = &mut out[i * out_stride + out_col..i * out_stride + out_col + dk];
-            o.fill(0.0);
-            for (j, &wj) in w.iter().enumerate() {
-                for (x, &y) in o.iter_mut().zip(v.row(j, dk)) {
-                    *x += wj * y;
-                }
-            }
+            kern.zen_row_values(&scores[i * n..(i + 1) * n], &v.data[v.col..], v.stride, dk, o);
         }
     } else if m == 1 {
         // [`wv_one_row`] for all dimensions at once.

@@ -1,7 +1,7 @@
 //! MKL's Zen (AMD) summation orders for the two attention products, and which of Intel's and
 //! Zen's the process reproduces ([`Mkl`]); the parent module documents both and computes them.
 
-use super::{View, fma};
+use super::fma;
 
 /// Whose summation orders the two products reproduce: MKL's on Intel CPUs or on AMD ones. MKL
 /// picks its code path by the CPU ([`Mkl::of_this_cpu`]), so Bergamot's output depends on it.
@@ -182,41 +182,6 @@ fn qk_zen_sum(m: usize, n: usize, j: usize, q: &[f32], k: &[f32]) -> f32 {
         zen_lanes::<4>(q, k, 0, 0, 0.0)
     } else {
         zen_lanes::<8>(q, k, 0, 0, 0.0)
-    }
-}
-
-/// [`qk_zen`] of one query row for keys `0..nb` (whole blocks of four) at once, over transposed
-/// keys: row `l` of `lanes` (`4 × nb`) is lane `l` of the specification for every key.
-pub(super) fn zen_block_rows(q: &[f32], kt: View, nb: usize, lanes: &mut [f32], out: &mut [f32]) {
-    let k = q.len();
-    let lanes = &mut lanes[..4 * nb];
-    let (l0, rest) = lanes.split_at_mut(nb);
-    for (x, &b) in l0.iter_mut().zip(kt.row(0, nb)) {
-        *x = q[0] * b;
-    }
-    for (t, &qt) in q.iter().enumerate().take(4).skip(1) {
-        for (x, &b) in l0.iter_mut().zip(kt.row(t, nb)) {
-            *x += qt * b;
-        }
-    }
-    rest.fill(0.0);
-    let end = 4 + k.saturating_sub(4) / 4 * 4;
-    for c in (4..end).step_by(4) {
-        for l in 0..4 {
-            let row = &mut lanes[l * nb..(l + 1) * nb];
-            for (x, &b) in row.iter_mut().zip(kt.row(c + l, nb)) {
-                *x += q[c + l] * b;
-            }
-        }
-    }
-    let (lo, hi) = lanes.split_at(2 * nb);
-    for (j, o) in out[..nb].iter_mut().enumerate() {
-        *o = (lo[j] + hi[j]) + (lo[nb + j] + hi[nb + j]);
-    }
-    for (t, &qt) in q.iter().enumerate().skip(end) {
-        for (o, &b) in out[..nb].iter_mut().zip(kt.row(t, nb)) {
-            *o += qt * b;
-        }
     }
 }
 
