@@ -255,8 +255,8 @@ pub(crate) unsafe fn zen_carry_scores(q: &[f32], kt: &[f32], ldkt: usize, nb: us
     }
 }
 
-/// [`crate::scalar::zen_row_values`] with ymm registers: 8 dimensions per register, as
-/// `zmm::zen_row_values` with 16.
+/// [`crate::scalar::zen_row_values`] with ymm registers: 8 dimensions per register, up to 64
+/// at once, as `zmm::zen_row_values` with 16.
 ///
 /// # Safety
 /// The CPU has AVX2 and FMA; lengths as [`crate::scalar::check_one_row_values`] checks them.
@@ -264,15 +264,22 @@ pub(crate) unsafe fn zen_carry_scores(q: &[f32], kt: &[f32], ldkt: usize, nb: us
 pub(crate) unsafe fn zen_row_values(w: &[f32], v: &[f32], ldv: usize, dk: usize, out: &mut [f32]) {
     let mut d = 0;
     while d < dk {
-        let mask = first_lanes((dk - d).min(8));
-        let mut c = _mm256_setzero_ps();
+        let regs = (dk - d).div_ceil(8).min(8);
+        let mask = |r: usize| first_lanes((dk - d - 8 * r).min(8));
+        let mut c = [_mm256_setzero_ps(); 8];
         for (j, &wj) in w.iter().enumerate() {
-            // SAFETY: the masked lanes of value row j are `v[j·ldv + d ..]` up to dk, inside `v`.
-            let vr = unsafe { _mm256_maskload_ps(v.as_ptr().add(j * ldv + d), mask) };
-            c = _mm256_add_ps(c, _mm256_mul_ps(_mm256_set1_ps(wj), vr));
+            let wv = _mm256_set1_ps(wj);
+            for (r, cr) in c.iter_mut().enumerate().take(regs) {
+                // SAFETY: the masked lanes of value row j are `v[j·ldv + d + 8r ..]` up to dk,
+                // inside `v`.
+                let vr = unsafe { _mm256_maskload_ps(v.as_ptr().add(j * ldv + d + 8 * r), mask(r)) };
+                *cr = _mm256_add_ps(*cr, _mm256_mul_ps(wv, vr));
+            }
         }
-        // SAFETY: the masked lanes are `out[d..dk]`.
-        unsafe { _mm256_maskstore_ps(out.as_mut_ptr().add(d), mask, c) };
-        d += 8;
+        for (r, cr) in c.iter().enumerate().take(regs) {
+            // SAFETY: the masked lanes are `out[d + 8r..dk]`.
+            unsafe { _mm256_maskstore_ps(out.as_mut_ptr().add(d + 8 * r), mask(r), *cr) };
+        }
+        d += 8 * regs;
     }
 }

@@ -240,8 +240,9 @@ pub(crate) unsafe fn zen_carry_scores(q: &[f32], kt: &[f32], ldkt: usize, nb: us
     }
 }
 
-/// [`crate::scalar::zen_row_values`] with zmm registers: 16 dimensions per register, the sums
-/// kept in registers over all the keys.
+/// [`crate::scalar::zen_row_values`] with zmm registers: 16 dimensions per register, up to 64
+/// dimensions' sums kept in registers over all the keys at once (each is one chain of dependent
+/// adds, so several side by side keep the adder busy).
 ///
 /// # Safety
 /// The CPU has AVX-512F; lengths as [`crate::scalar::check_one_row_values`] checks them.
@@ -249,15 +250,22 @@ pub(crate) unsafe fn zen_carry_scores(q: &[f32], kt: &[f32], ldkt: usize, nb: us
 pub(crate) unsafe fn zen_row_values(w: &[f32], v: &[f32], ldv: usize, dk: usize, out: &mut [f32]) {
     let mut d = 0;
     while d < dk {
-        let mask = lanes(d, dk);
-        let mut c = _mm512_setzero_ps();
+        let regs = (dk - d).div_ceil(16).min(4);
+        let mask = |r: usize| lanes(d + 16 * r, dk);
+        let mut c = [_mm512_setzero_ps(); 4];
         for (j, &wj) in w.iter().enumerate() {
-            // SAFETY: the masked lanes of value row j are `v[j·ldv + d ..]` up to dk, inside `v`.
-            let vr = unsafe { _mm512_maskz_loadu_ps(mask, v.as_ptr().add(j * ldv + d)) };
-            c = _mm512_add_ps(c, _mm512_mul_ps(_mm512_set1_ps(wj), vr));
+            let wv = _mm512_set1_ps(wj);
+            for (r, cr) in c.iter_mut().enumerate().take(regs) {
+                // SAFETY: the masked lanes of value row j are `v[j·ldv + d + 16r ..]` up to dk,
+                // inside `v`.
+                let vr = unsafe { _mm512_maskz_loadu_ps(mask(r), v.as_ptr().add(j * ldv + d + 16 * r)) };
+                *cr = _mm512_add_ps(*cr, _mm512_mul_ps(wv, vr));
+            }
         }
-        // SAFETY: the masked lanes are `out[d..dk]`.
-        unsafe { _mm512_mask_storeu_ps(out.as_mut_ptr().add(d), mask, c) };
-        d += 16;
+        for (r, cr) in c.iter().enumerate().take(regs) {
+            // SAFETY: the masked lanes are `out[d + 16r..dk]`.
+            unsafe { _mm512_mask_storeu_ps(out.as_mut_ptr().add(d + 16 * r), mask(r), *cr) };
+        }
+        d += 16 * regs;
     }
 }
