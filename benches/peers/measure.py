@@ -222,6 +222,13 @@ def measure(a, quick, runs, only, n, model_src, pair, src_lang, trg_lang, lines,
     return result
 
 
+def bergamot_kernels(flags):
+    """intgemm's kernels to run Bergamot with: its default, and AVX2 forced where the default is
+    another one (on a CPU without AVX-512BW the default is AVX2 already, and a second run of the
+    same kernel would only double the time)."""
+    return ("default", "AVX2") if "avx512bw" in flags else ("default",)
+
+
 def config_runs(runs, label, fn):
     """fn(i) -> record; the median run by seconds (its other figures with it)."""
     records = []
@@ -319,7 +326,7 @@ def single(runner, runs, only, n, model, models, src_lang, trg_lang, lines, word
 
     if "bergamot" in only:
         py = os.path.join(PEERS, "py310", "bin", "python")
-        for kernel in ("default", "AVX2"):
+        for kernel in bergamot_kernels(cpu_flags()):
             arith = bergamot_default if kernel == "default" else "saturating"
             env = env_with(INTGEMM_CPUID=None if kernel == "default" else kernel)
             for mode, t in [("batch", 1)] + ([("batch", n)] if n > 1 else []) + [("post", 1)]:
@@ -490,7 +497,7 @@ def directions(a, runner, runs, only, n, model_src, trg_lang, lines, words, late
     if "bergamot" in only:
         py = os.path.join(PEERS, "py310", "bin", "python")
         flags = cpu_flags()
-        for kernel in ("default", "AVX2"):
+        for kernel in bergamot_kernels(flags):
             arith = ("exact" if "avx512_vnni" in flags else "saturating") if kernel == "default" else "saturating"
             env = env_with(INTGEMM_CPUID=None if kernel == "default" else kernel)
 
@@ -583,7 +590,8 @@ def markdown(result):
             "fxtranslate PyPI: the one-post-per-call run; fxtranslate crate and WASM: a phase of "
             f"{m['latency_posts']} posts after the batch run). Start-up: wall time of the same command on one line (reseam bench translate: its own load time). "
             "reseam ×: reseam translate's posts/s at the row's cores and arithmetic over the row's "
-            "(exact against Bergamot's default kernel on VNNI CPUs, saturating against INTGEMM_CPUID=AVX2, "
+            "(exact against Bergamot's default kernel on VNNI CPUs, saturating against INTGEMM_CPUID=AVX2 or, on CPUs "
+            "without AVX-512, the default kernel, which is AVX2 there, "
             "fxtranslate and WASM). = reseam: output lines equal to reseam's (1 thread, same arithmetic; pymarian: "
             "reseam on the same float32 model)."]
     bench = {r["id"]: r for r in rows if not r.get("error")}
