@@ -6,8 +6,17 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+use reseam::marian::layers::attention::Mkl;
+
 /// The repository's own test fixtures (copied from the fixture sets; see tests/fixtures/README.md).
+///
+/// Also makes MKL's Intel orders this test process's, as [`TestDir::cmd`] makes them the
+/// processes it starts: the references were made on Intel Xeons, and a test that compares the
+/// library with the command line must not compare Zen orders (this process's own on an AMD CPU)
+/// with Intel ones at a near-tie. A test of the AMD references forces Zen on its thread.
 pub fn fixtures() -> PathBuf {
+    static INTEL: std::sync::Once = std::sync::Once::new();
+    INTEL.call_once(|| Mkl::set_process(Mkl::Intel));
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("fixtures")
 }
 
