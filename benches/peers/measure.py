@@ -196,8 +196,8 @@ def measure(a, quick, runs, only, n, model_src, pair, src_lang, trg_lang, lines,
             shutil.copy(p, model)
     isa, auto = reseam_isa() if os.path.exists(RESEAM) else ("unknown", None)
     flags = cpu_flags()
-    # What intgemm picks by default: VNNI (exact) where AVX-512 VNNI exists, else a saturating one.
-    bergamot_default = "exact" if "avx512_vnni" in flags else "saturating"
+    kernels = bergamot_kernels(flags)
+    bergamot_default = kernels[0][1]
     meta = {
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "cpu": cpu_name(), "cpus": os.cpu_count(),
         "reseam_isa": isa, "reseam_auto_arithmetic": auto, "bergamot_default_arithmetic": bergamot_default,
@@ -212,10 +212,10 @@ def measure(a, quick, runs, only, n, model_src, pair, src_lang, trg_lang, lines,
         f"load {meta['load_before'][0]:.2f}")
     rows = []
     if a.directions > 1:
-        directions(a, runner, runs, only, n, model_src, trg_lang, lines, words, latency_posts, work, rows)
+        directions(a, runner, runs, only, n, model_src, trg_lang, lines, words, latency_posts, work, rows, kernels)
     else:
         single(runner, runs, only, n, model, models, src_lang, trg_lang, lines, words, corpus, one_line,
-               latency_posts, work, rows, bergamot_default, auto)
+               latency_posts, work, rows, kernels, auto)
     meta["load_after"] = os.getloadavg()
     result = {"meta": meta, "rows": rows}
     write_results(result)
@@ -223,10 +223,12 @@ def measure(a, quick, runs, only, n, model_src, pair, src_lang, trg_lang, lines,
 
 
 def bergamot_kernels(flags):
-    """intgemm's kernels to run Bergamot with: its default, and AVX2 forced where the default is
-    another one (on a CPU without AVX-512BW the default is AVX2 already, and a second run of the
-    same kernel would only double the time)."""
-    return ("default", "AVX2") if "avx512bw" in flags else ("default",)
+    """intgemm's kernels to run Bergamot with, each with its arithmetic: its default (VNNI, exact,
+    where AVX-512 VNNI exists, else a saturating one), and AVX2 forced where the default is another
+    kernel (on a CPU without AVX-512BW the default is AVX2 already, and a second run of the same
+    kernel would only double the time)."""
+    default = [("default", "exact" if "avx512_vnni" in flags else "saturating")]
+    return default + ([("AVX2", "saturating")] if "avx512bw" in flags else [])
 
 
 def config_runs(runs, label, fn):
@@ -256,7 +258,7 @@ def add_row(rows, row, runs, fn, startup=None):
 
 
 def single(runner, runs, only, n, model, models, src_lang, trg_lang, lines, words, corpus, one_line,
-           latency_posts, work, rows, bergamot_default, auto):
+           latency_posts, work, rows, kernels, auto):
     out_dir = os.path.join(work, "out")
     os.makedirs(out_dir)
     thread_counts = [1] if n == 1 else [1, n]
@@ -326,8 +328,7 @@ def single(runner, runs, only, n, model, models, src_lang, trg_lang, lines, word
 
     if "bergamot" in only:
         py = os.path.join(PEERS, "py310", "bin", "python")
-        for kernel in bergamot_kernels(cpu_flags()):
-            arith = bergamot_default if kernel == "default" else "saturating"
+        for kernel, arith in kernels:
             env = env_with(INTGEMM_CPUID=None if kernel == "default" else kernel)
             for mode, t in [("batch", 1)] + ([("batch", n)] if n > 1 else []) + [("post", 1)]:
                 out = os.path.join(out_dir, f"bergamot-{kernel}-{mode}-{t}.txt")
@@ -453,7 +454,7 @@ def single(runner, runs, only, n, model, models, src_lang, trg_lang, lines, word
         r.pop("out", None)
 
 
-def directions(a, runner, runs, only, n, model_src, trg_lang, lines, words, latency_posts, work, rows):
+def directions(a, runner, runs, only, n, model_src, trg_lang, lines, words, latency_posts, work, rows, kernels):
     d = a.directions
     if d > len(LANGS):
         sys.exit(f"peers: at most {len(LANGS)} directions")
@@ -496,9 +497,7 @@ def directions(a, runner, runs, only, n, model_src, trg_lang, lines, words, late
                            "mode": "clients", "clients": CLIENTS}, runs, fn)
     if "bergamot" in only:
         py = os.path.join(PEERS, "py310", "bin", "python")
-        flags = cpu_flags()
-        for kernel in bergamot_kernels(flags):
-            arith = ("exact" if "avx512_vnni" in flags else "saturating") if kernel == "default" else "saturating"
+        for kernel, arith in kernels:
             env = env_with(INTGEMM_CPUID=None if kernel == "default" else kernel)
 
             name = "its default kernel" if kernel == "default" else "INTGEMM_CPUID=AVX2"
