@@ -98,6 +98,33 @@ impl CostInputs<'_> {
         let round = k_draft * self.draft_pass + self.verify_time(rows) + self.overhead;
         expected_tokens(alpha, k_target) * self.target_pass / round
     }
+
+    /// The cost model of a measured run of `rounds` rounds with `k_draft` draft passes and
+    /// `k_target` candidates on average: each round is charged `k_draft` draft passes, the
+    /// overhead, and its own verification pass at the measured cost of that pass's size
+    /// (`verify` holds all of them), against plain decoding at its measured time per token
+    /// (`per_token`: the pass plus picking the token, which is what the speedup is measured
+    /// against).
+    ///
+    /// Unlike [`CostInputs::predicted_speedup`] (for a k not yet run, at one size), the sizes
+    /// are those that occurred: when translation drops or merges candidates they vary from round
+    /// to round, and one pass at the mean size missed their cost by up to a fifth on a CPU where
+    /// a pass's cost grows with its rows and changes kernel at 5 rows.
+    pub fn predicted_speedup_of_rounds(
+        &self,
+        alpha: f64,
+        k_draft: f64,
+        k_target: f64,
+        rounds: u64,
+        per_token: f64,
+    ) -> Option<f64> {
+        if rounds == 0 {
+            return None;
+        }
+        let verify_per_round = self.verify.values().map(|a| a.seconds).sum::<f64>() / rounds as f64;
+        let round = k_draft * self.draft_pass + verify_per_round + self.overhead;
+        (round > 0.0).then(|| expected_tokens(alpha, k_target) * per_token / round)
+    }
 }
 
 /// `-k auto`: before each round, the k that maximises the expected speedup under the running
@@ -224,6 +251,22 @@ pub struct RoundObservation {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Rounds of different sizes are charged what each size cost, not one pass at the mean size:
+    /// half the rounds verify 1 position (1 ms), half 5 (2 ms, another kernel), mean 3 positions
+    /// would be interpolated from 3 ms at 4 positions.
+    #[test]
+    fn measured_rounds_are_charged_their_own_verification_sizes() {
+        let mut verify = BTreeMap::new();
+        verify.insert(1, Acc { n: 10, seconds: 0.010 });
+        verify.insert(4, Acc { n: 0, seconds: 0.0 });
+        verify.insert(5, Acc { n: 10, seconds: 0.020 });
+        let costs = CostInputs { target_pass: 0.001, draft_pass: 0.0002, verify: &verify, overhead: 0.0001 };
+        let s = costs.predicted_speedup_of_rounds(0.0, 2.0, 2.0, 20, 0.0012).unwrap();
+        // A round: 2 draft passes 0.4 ms + verification 1.5 ms + overhead 0.1 ms = 2 ms; one token.
+        assert!((s - 0.0012 / 0.002).abs() < 1e-12, "{s}");
+        assert_eq!(costs.predicted_speedup_of_rounds(0.5, 2.0, 2.0, 0, 0.001), None);
+    }
 
     #[test]
     fn expected_tokens_matches_the_closed_form() {

@@ -306,13 +306,11 @@ fn summarise<TT: TextTokenizer + ?Sized, DT: TextTokenizer + ?Sized>(
         (Some(a), Some(cr)) => Some(expected_tokens(a, k_t) / (k_d * cr + 1.0)),
         _ => None,
     };
-    let measured_costs = match (c.alpha_hat(), target_pass, draft_pass) {
-        (Some(a), Some(t), Some(d)) => {
+    let measured_costs = match (c.alpha_hat(), target_pass, draft_pass, base_tps) {
+        (Some(a), Some(t), Some(d), Some(b)) if b > 0.0 => {
             let overhead = (s.times.translate_s + s.times.resync_s + s.times.other_s()) / rounds;
-            Some(
-                CostInputs { target_pass: t, draft_pass: d, verify: &s.passes.verify, overhead }
-                    .predicted_speedup(a, k_d, k_t),
-            )
+            CostInputs { target_pass: t, draft_pass: d, verify: &s.passes.verify, overhead }
+                .predicted_speedup_of_rounds(a, k_d, k_t, c.rounds, 1.0 / b)
         }
         _ => None,
     };

@@ -155,8 +155,9 @@ pub struct Run {
     pub round_cost_ratio: Option<f64>,
     /// Leviathan's model from alpha_hat and c: E(α̂, k_t) / (k_d·c + 1).
     pub predicted_speedup: Option<f64>,
-    /// The same gain over the measured round costs (draft passes, verification at its size,
-    /// translation, re-sync, bookkeeping).
+    /// The same gain over the measured round costs (draft passes, each round's verification at
+    /// its own size, translation, re-sync, bookkeeping), against the target alone's measured time
+    /// per token.
     pub predicted_speedup_measured_costs: Option<f64>,
     pub break_even_acceptance: BreakEven,
     pub energy_j_per_token: Option<f64>,

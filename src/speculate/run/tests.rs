@@ -106,6 +106,8 @@ fn measured_speedup_matches_the_cost_model() {
             let (s, p) = (run.speedup.unwrap(), run.predicted_speedup.unwrap());
             assert!((run.c.unwrap() - 0.1).abs() < 1e-9);
             assert!((s / p - 1.0).abs() < 0.03, "{name} {}: measured {s:.3} predicted {p:.3}", run.label());
+            let pc = run.predicted_speedup_measured_costs.unwrap();
+            assert!((s / pc - 1.0).abs() < 0.03, "{name} {}: measured {s:.3} from costs {pc:.3}", run.label());
             assert_eq!(run.identical_prompts, 4);
             let be = run.break_even_acceptance.geometric.unwrap();
             assert!(be > 0.0 && be < 1.0, "{be}");
