@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use reseam::llm::{LoadOptions, Precision};
 use reseam::speculate::experiment::{self, Event, Settings};
 use reseam::speculate::report::{self, KSetting, Report};
-use reseam::speculate::{Strategy, Verify, energy};
+use reseam::speculate::{BaselineTiming, Strategy, Verify, energy};
 
 use super::UsageError;
 
@@ -49,6 +49,13 @@ pub struct Args {
     /// candidate, as plain decoding: output identical to the target alone, slow).
     #[arg(long, env = "RESEAM_SPECULATE_VERIFY", value_name = "MODE", default_value = "batched", value_parser = parse_verify)]
     verify: Verify,
+
+    /// When the target alone is timed for the speedups: once (before all configurations) or
+    /// paired (again right before each configuration's run of each prompt, so each speedup is
+    /// against a baseline measured seconds apart; on a machine whose speed drifts, e.g. a shared
+    /// VM, this keeps the drift out of the ratios, at about twice the time).
+    #[arg(long, env = "RESEAM_SPECULATE_BASELINE", value_name = "WHEN", default_value = "once", value_parser = parse_baseline)]
+    baseline: BaselineTiming,
 
     /// Draft tokens the draft's re-synchronisation may look back for a word start to
     /// re-encode the committed text from.
@@ -149,6 +156,14 @@ fn parse_strategies(s: &str) -> Result<StrategyList, String> {
     Ok(StrategyList(out))
 }
 
+fn parse_baseline(s: &str) -> Result<BaselineTiming, String> {
+    match s {
+        "once" => Ok(BaselineTiming::Once),
+        "paired" => Ok(BaselineTiming::Paired),
+        _ => Err(format!("`{s}` is not a baseline timing: use once or paired")),
+    }
+}
+
 fn parse_verify(s: &str) -> Result<Verify, String> {
     match s {
         "batched" => Ok(Verify::Batched),
@@ -197,6 +212,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             chat: args.chat,
             ignore_eos: args.ignore_eos,
             divergence_tolerance: args.divergence_tolerance,
+            baseline: args.baseline,
         },
     };
     let mut meter = energy::detect();

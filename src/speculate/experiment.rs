@@ -13,7 +13,7 @@ use crate::speculate::SpeculateError;
 use crate::speculate::clock::WallClock;
 use crate::speculate::energy::EnergyMeter;
 use crate::speculate::report::{KSetting, Report};
-use crate::speculate::rounds::{DecodeOptions, Verify};
+use crate::speculate::rounds::{BaselineTiming, DecodeOptions, Verify};
 use crate::speculate::run::{self, Draft, Prompt, RunOptions};
 use crate::speculate::strategy::{Pair, Strategy};
 
@@ -80,6 +80,8 @@ pub struct Settings {
     /// Largest baseline logit margin at which a batched-verification divergence counts as a
     /// near-tie (numerics of the k+1-row pass) rather than a bug.
     pub divergence_tolerance: f32,
+    /// When the target alone is timed for the speedups.
+    pub baseline: BaselineTiming,
 }
 
 impl Default for Settings {
@@ -96,6 +98,7 @@ impl Default for Settings {
             ignore_eos: false,
             // The fixtures' README: float32 engines differ by about 1e-4; 1e-3 leaves 10x.
             divergence_tolerance: 1e-3,
+            baseline: BaselineTiming::Once,
         }
     }
 }
@@ -248,6 +251,7 @@ pub fn run_models(
         lookbehind: settings.lookbehind,
         k_max_auto: settings.k_max_auto,
         divergence_tolerance: settings.divergence_tolerance,
+        baseline: settings.baseline,
         target_label: label(target),
         kernel_label: kernel,
         clock_label: "wall".into(),

@@ -36,6 +36,27 @@ impl Verify {
     }
 }
 
+/// When the target alone is timed, for the speedups.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BaselineTiming {
+    /// Once, before all configurations: every speedup is against the same run.
+    Once,
+    /// Again before each configuration's run of each prompt: each speedup is against the target
+    /// alone timed seconds apart from it, so a machine whose speed drifts (a shared VM) moves
+    /// both sides alike. About twice as long.
+    Paired,
+}
+
+impl BaselineTiming {
+    pub fn name(self) -> &'static str {
+        match self {
+            BaselineTiming::Once => "once",
+            BaselineTiming::Paired => "paired",
+        }
+    }
+}
+
 /// What is generated.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DecodeOptions {

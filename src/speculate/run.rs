@@ -11,7 +11,7 @@ use super::metrics::{Counters, PassTimes, TimeSplit};
 use super::report::{
     Baseline, BaselinePrompt, BreakEven, Divergence, KSetting, PromptResult, Report, Run, SCHEMA, Settings, Time,
 };
-use super::rounds::{DecodeOptions, DraftLength, Output, SpecOptions, Verify, greedy, speculative};
+use super::rounds::{BaselineTiming, DecodeOptions, DraftLength, Output, SpecOptions, Verify, greedy, speculative};
 use super::segmentation::{self, Segmentation};
 use super::strategy::{Pair, Strategy};
 use super::tokens::TextTokenizer;
@@ -54,6 +54,8 @@ pub struct RunOptions {
     /// Largest baseline logit margin at which a batched-verification divergence counts as a
     /// near-tie (numerics) rather than a bug.
     pub divergence_tolerance: f32,
+    /// When the target alone is timed for the speedups.
+    pub baseline: BaselineTiming,
     pub target_label: String,
     /// The int8 kernel that ran, or `none`.
     pub kernel_label: String,
@@ -150,7 +152,8 @@ where
             }
         }
     }
-    let total = prompts.len() * (1 + configs.len());
+    let paired = opts.baseline == BaselineTiming::Paired;
+    let total = prompts.len() * (1 + configs.len() * (1 + paired as usize));
     let mut done = 0;
 
     let mut base_out = Vec::with_capacity(prompts.len());
@@ -209,7 +212,13 @@ where
         // One chooser for all prompts of a configuration: pass costs and acceptance carry over
         // (acceptance decays by round anyway), so short prompts do not each pay for measuring.
         let mut auto = AutoK::new(opts.k_max_auto, target_pass.unwrap_or(0.0));
+        let mut again = Vec::new();
         for p in prompts {
+            if paired {
+                progress(&Progress { stage: format!("{label}: baseline"), done, total });
+                again.push(greedy(target, &p.target_ids, &opts.decode, clock, energy)?);
+                done += 1;
+            }
             progress(&Progress { stage: label.clone(), done, total });
             let mut policy = match k {
                 KSetting::Fixed(k) => DraftLength::Fixed(k),
@@ -229,7 +238,13 @@ where
             done += 1;
         }
         let s = sum(outs);
-        runs.push(summarise(k, strategy, opts, pair, prompts, &base, &s, target_pass, base_tps));
+        let (pass, tps) = if paired {
+            let b = sum(again);
+            (b.passes.target_single.mean(), per_s(generated(&b.outputs).1, b.times.decode_s))
+        } else {
+            (target_pass, base_tps)
+        };
+        runs.push(summarise(k, strategy, opts, pair, prompts, &base, &s, pass, tps));
     }
     progress(&Progress { stage: "done".into(), done, total });
     Ok(report(opts, Some(draft.label), Some(pair.identical), energy, baseline, segmentation, runs, prompts.len()))
@@ -257,6 +272,7 @@ fn report(
             verify: opts.verify,
             prefix: opts.prefix,
             lookbehind: opts.lookbehind,
+            baseline: opts.baseline,
             stop_ids: opts.decode.stop.clone(),
             prompts,
             divergence_tolerance: opts.divergence_tolerance,
@@ -362,6 +378,7 @@ fn summarise<TT: TextTokenizer + ?Sized, DT: TextTokenizer + ?Sized>(
         k_histogram: c.k_histogram.clone(),
         generated_tokens: all,
         decode_tokens_per_s: tps,
+        baseline_tokens_per_s: base_tps,
         speedup: match (tps, base_tps) {
             (Some(a), Some(b)) if b > 0.0 => Some(a / b),
             _ => None,

@@ -13,7 +13,7 @@ use serde::{Serialize, Serializer};
 
 use super::lm::Top2;
 use super::metrics::TimeSplit;
-use super::rounds::Verify;
+use super::rounds::{BaselineTiming, Verify};
 use super::segmentation::Segmentation;
 use super::strategy::Strategy;
 
@@ -74,6 +74,8 @@ pub struct Settings {
     pub verify: Verify,
     pub prefix: usize,
     pub lookbehind: usize,
+    /// When the target alone was timed for the speedups.
+    pub baseline: BaselineTiming,
     pub stop_ids: Vec<u32>,
     pub prompts: usize,
     /// Largest logit margin a batched-verification divergence may have to count as a near-tie.
@@ -143,7 +145,10 @@ pub struct Run {
     pub k_histogram: Vec<u64>,
     pub generated_tokens: u64,
     pub decode_tokens_per_s: Option<f64>,
-    /// Decode tokens/s over the baseline's.
+    /// The target alone's decode tokens/s this run is compared with: the baseline's, or with
+    /// `--baseline paired` its own timing of the target alone.
+    pub baseline_tokens_per_s: Option<f64>,
+    /// Decode tokens/s over `baseline_tokens_per_s`.
     pub speedup: Option<f64>,
     pub time: Time,
     /// Mean draft pass time / mean single-position target pass time.

@@ -7,7 +7,7 @@ use crate::speculate::clock::VirtualClock;
 use crate::speculate::energy::VirtualEnergy;
 use crate::speculate::mock::{Charged, OracleModel};
 use crate::speculate::report::{KSetting, Report};
-use crate::speculate::rounds::{DecodeOptions, Verify};
+use crate::speculate::rounds::{BaselineTiming, DecodeOptions, Verify};
 use crate::speculate::run::{Draft, Prompt, RunOptions, run};
 use crate::speculate::strategy::{Pair, Strategy};
 use crate::speculate::testutil::tok;
@@ -39,6 +39,7 @@ pub fn build(clock: VirtualClock) -> Report {
         lookbehind: 8,
         k_max_auto: 8,
         divergence_tolerance: 1e-3,
+        baseline: BaselineTiming::Once,
         target_label: "mock:mistral-tokenizer".into(),
         kernel_label: "none".into(),
         clock_label: "virtual".into(),

@@ -1,6 +1,7 @@
 use super::*;
 use crate::speculate::clock::{VirtualClock, WallClock};
 use crate::speculate::energy::Unavailable;
+use crate::speculate::lm::{ForwardError, Logits};
 use crate::speculate::mock::{Charged, HashModel};
 use crate::speculate::testutil::tok;
 
@@ -14,6 +15,7 @@ fn options(ks: &[usize], verify: Verify, max_new: usize) -> RunOptions {
         lookbehind: 8,
         k_max_auto: 8,
         divergence_tolerance: 1e-3,
+        baseline: BaselineTiming::Once,
         target_label: "t".into(),
         kernel_label: "none".into(),
         clock_label: "virtual".into(),
@@ -114,6 +116,80 @@ fn measured_speedup_matches_the_cost_model() {
         }
         let a = r.runs[0].acceptance_rate.unwrap();
         assert!(if name == "perfect" { a == 1.0 } else { a < 0.01 }, "{name}: {a}");
+    }
+}
+
+/// A model whose passes cost twice as much once the virtual clock passes `switch`: a machine
+/// that slows down between the baseline and the configurations.
+struct Slowing<M> {
+    inner: M,
+    clock: VirtualClock,
+    per_pass: f64,
+    switch: f64,
+}
+
+impl<M: LanguageModel> LanguageModel for Slowing<M> {
+    type State = M::State;
+
+    fn new_state(&self) -> M::State {
+        self.inner.new_state()
+    }
+
+    fn vocab_size(&self) -> usize {
+        self.inner.vocab_size()
+    }
+
+    fn forward(&self, state: &mut M::State, tokens: &[u32], all_rows: bool) -> Result<Logits, ForwardError> {
+        let slow = if self.clock.now() >= self.switch { 2.0 } else { 1.0 };
+        self.clock.advance(self.per_pass * slow);
+        self.inner.forward(state, tokens, all_rows)
+    }
+
+    fn len(&self, state: &M::State) -> usize {
+        self.inner.len(state)
+    }
+
+    fn trim(&self, state: &mut M::State, len: usize) {
+        self.inner.trim(state, len)
+    }
+}
+
+/// `--baseline paired` keeps a drift in machine speed out of the speedups: when the machine
+/// halves its speed after the baseline, the speedups against the one baseline halve, while the
+/// paired ones equal those of a machine that was slow all along.
+#[test]
+fn a_paired_baseline_keeps_drift_out_of_the_speedups() {
+    let t = tok("mistral-tiny");
+    let pair = Pair { target: t, draft: t, target_eos: vec![], draft_eos: vec![], target_rows: 2000, identical: true };
+    let speedups = |switch: f64, baseline: BaselineTiming| {
+        let clock = VirtualClock::new();
+        let target = Slowing { inner: HashModel::new(2000, 3), clock: clock.clone(), per_pass: 0.010, switch };
+        let draft = Charged::new(HashModel::new(2000, 4), clock.clone(), 0.001, 0.0);
+        let mut seen = Vec::new();
+        let r = run(
+            &target,
+            pair.target,
+            Some(Draft { model: &draft, pair: &pair, label: "d".into() }),
+            &prompts(4),
+            &RunOptions { baseline, ..options(&[1, 2], Verify::Batched, 64) },
+            &clock,
+            &mut Unavailable("n/a".into()),
+            &mut |p| seen.push((p.done, p.total)),
+        )
+        .unwrap();
+        let paired = baseline == BaselineTiming::Paired;
+        assert_eq!(seen.last(), Some(&(4 * (1 + 2 * (1 + paired as usize)), 4 * (1 + 2 * (1 + paired as usize)))));
+        assert_eq!(r.settings.baseline, baseline);
+        r.runs.iter().map(|x| x.speedup.unwrap()).collect::<Vec<_>>()
+    };
+    // The baseline (4 prompts, 64 passes each, 10 ms a pass) ends at 2.56 s.
+    let slow_all_along = speedups(0.0, BaselineTiming::Once);
+    let drift_once = speedups(2.565, BaselineTiming::Once);
+    let drift_paired = speedups(2.565, BaselineTiming::Paired);
+    for ((s, once), paired) in slow_all_along.iter().zip(&drift_once).zip(&drift_paired) {
+        // Not exactly half: the draft's passes did not slow down.
+        assert!((0.45..0.6).contains(&(once / s)), "once: {once} against {s}");
+        assert!((paired / s - 1.0).abs() < 1e-9, "paired: {paired} against {s}");
     }
 }
 
