@@ -181,12 +181,13 @@ impl AutoK {
         let Some(draft_pass) = self.draft_pass.mean() else {
             return cap.min(2); // costs unknown: measure them
         };
-        let inputs = CostInputs {
-            target_pass: self.target_pass,
-            draft_pass,
-            verify: &self.verify,
-            overhead: self.overhead.mean().unwrap_or(0.0),
-        };
+        // The target's single pass as it costs now: rounds without drafting are such passes, and
+        // the baseline may have been timed while the machine ran at another speed (on a shared
+        // VM a pass took 1.19 ms in the baseline and 0.9 ms a minute later, which made the
+        // target drafting for itself look worth probing).
+        let target_pass = self.verify.get(&1).and_then(Acc::mean).unwrap_or(self.target_pass);
+        let inputs =
+            CostInputs { target_pass, draft_pass, verify: &self.verify, overhead: self.overhead.mean().unwrap_or(0.0) };
         let (alpha, r) = (self.alpha(), self.candidates / self.drafted);
         let mut best = (0, 1.0);
         for k in 1..=cap {
@@ -333,6 +334,24 @@ mod tests {
         a.draft_pass.add(1.0);
         a.verify.insert(2, Acc { n: 1, seconds: 1.2 });
         assert!((0..3 * PROBE_EVERY).all(|_| a.choose(8) == 0));
+    }
+
+    /// The baseline timed the target at 1.2 while its passes now take 0.9 (the machine sped
+    /// up): a draft costing 1.0 cannot pay even at full acceptance, and auto must see that
+    /// from the passes it measured, not from the stale baseline.
+    #[test]
+    fn auto_k_judges_the_target_by_its_passes_now() {
+        let mut a = AutoK::new(8, 1.2);
+        a.accepted = 0.0;
+        a.rejected = 1e6;
+        a.draft_pass.add(1.0);
+        a.verify.insert(1, Acc { n: 100, seconds: 90.0 });
+        assert!((0..3 * PROBE_EVERY).all(|_| a.choose(8) == 0), "no probes");
+        let mut stale = AutoK::new(8, 1.2);
+        stale.accepted = 0.0;
+        stale.rejected = 1e6;
+        stale.draft_pass.add(1.0);
+        assert!((0..3 * PROBE_EVERY).any(|_| stale.choose(8) == 1), "without its own passes it probes");
     }
 
     #[test]
