@@ -163,6 +163,7 @@ set edit:completion:arg-completer[reseam] = {|@words|
             cand --strategy 'How draft tokens become target tokens, comma-separated to compare: none (draft ids used as target ids; a control across vocabularies), naive (draft text re-encoded alone), context (re-encoded after the text of the last --prefix committed tokens)'
             cand --prefix 'Committed target tokens whose text the context strategy puts before the draft text'
             cand --verify 'How the target checks candidates: batched (all in one pass; its k+1-row arithmetic may flip a near-tie, which the report lists with its logit margin) or exact (one pass per candidate, as plain decoding: output identical to the target alone, slow)'
+            cand --baseline 'When the target alone is timed for the speedups: once (before all configurations) or paired (again right before each configuration''s run of each prompt, so each speedup is against a baseline measured seconds apart; on a machine whose speed drifts, e.g. a shared VM, this keeps the drift out of the ratios, at about twice the time)'
             cand --lookbehind 'Draft tokens the draft''s re-synchronisation may look back for a word start to re-encode the committed text from'
             cand --k-max 'The longest draft -k auto may choose'
             cand --divergence-tolerance 'Largest logit margin (top-1 minus top-2 of the target alone) at which a batched divergence counts as a near-tie rather than a bug'
