@@ -28,7 +28,7 @@ use std::arch::x86_64::*;
 use std::ops::Range;
 
 use crate::dispatch::{PEAK_OPERANDS, PeakLoop};
-use crate::pack::{N_BLOCK, PREFETCH, QUAD};
+use crate::pack::{N_BLOCK, PREFETCH, QUAD, block_values};
 use crate::part::Part;
 use crate::widen::{self, Widened};
 use crate::ymm::BlockEp;
@@ -131,11 +131,7 @@ unsafe fn tile_bytes<const R: usize, const FORM: u8>(p: &Part, i0: usize, nb: us
 /// `127·Σb` per column of block `nb`: what the signed form's `Σ (a − 127)·b` lacks of `Σ a·b`
 /// (zero past the matrix's last column, which is not stored).
 fn back_127(p: &Part, nb: usize) -> [i32; N_BLOCK] {
-    let mut back = [0i32; N_BLOCK];
-    for (x, s) in back.iter_mut().zip(p.b.col_sums().get(nb * N_BLOCK..).unwrap_or_default()) {
-        *x = s.wrapping_mul(127);
-    }
-    back
+    block_values(p.b.col_sums(), nb * N_BLOCK).map(|s| s.wrapping_mul(127))
 }
 
 /// Adds [`back_127`]'s sums to a block's two accumulators (columns 0–7, 8–15).

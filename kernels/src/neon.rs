@@ -13,7 +13,7 @@ use std::arch::aarch64::*;
 use std::arch::asm;
 
 use crate::dispatch::{PEAK_OPERANDS, PeakLoop};
-use crate::pack::N_BLOCK;
+use crate::pack::{N_BLOCK, block_values};
 use crate::part::{Out, Part};
 use crate::{Scale, scalar};
 
@@ -130,20 +130,6 @@ mod dotprod {
     body!("neon,dotprod", 128, 0x80, "sdot");
 }
 
-/// 16 entries of `v` from `j0`, zero past its end.
-#[inline]
-fn padded<T: Copy + Default>(v: &[T], j0: usize) -> [T; N_BLOCK] {
-    // A whole block is a copy of known size, which compiles to a few vector moves; the slice
-    // copy below calls memcpy, which took 5% of a one-row LLM decode (once per block and call).
-    if let Some(Ok(whole)) = v.get(j0..j0 + N_BLOCK).map(<[T; N_BLOCK]>::try_from) {
-        return whole;
-    }
-    let mut out = [T::default(); N_BLOCK];
-    let end = v.len().min(j0 + N_BLOCK);
-    out[..end - j0].copy_from_slice(&v[j0..end]);
-    out
-}
-
 /// The epilogue's column vectors for one block, loaded once from padded copies (the float
 /// order is `zmm.rs`'s).
 struct BlockEp<'a> {
@@ -174,18 +160,18 @@ impl<'a> BlockEp<'a> {
         let add = if shift == 0 && p.ep.zero_fix.is_none() {
             None
         } else {
-            let sums = padded(p.b.col_sums(), j0);
-            let fix = p.ep.zero_fix.map(|z| padded(z, j0)).unwrap_or_default();
+            let sums = block_values(p.b.col_sums(), j0);
+            let fix = p.ep.zero_fix.map(|z| block_values(z, j0)).unwrap_or_default();
             let add: [i32; N_BLOCK] = std::array::from_fn(|c| shift.wrapping_mul(sums[c]).wrapping_sub(fix[c]));
             // SAFETY: `add` holds 16 int32; each load reads 4 of them.
             Some(std::array::from_fn(|c| unsafe { vld1q_s32(add.as_ptr().add(4 * c)) }))
         };
         let (scale, row_scales) = match p.ep.scale {
             Scale::Uniform(s) => ([vdupq_n_f32(s); 4], None),
-            Scale::Columns(c) => (f32x16(padded(c, j0)), None),
-            Scale::RowsColumns { rows, cols } => (f32x16(padded(cols, j0)), Some(rows)),
+            Scale::Columns(c) => (f32x16(block_values(c, j0)), None),
+            Scale::RowsColumns { rows, cols } => (f32x16(block_values(cols, j0)), Some(rows)),
         };
-        let bias = p.ep.bias.map(|b| f32x16(padded(b, j0)));
+        let bias = p.ep.bias.map(|b| f32x16(block_values(b, j0)));
         BlockEp { j0, valid, add, scale, row_scales, bias, relu: p.ep.relu }
     }
 

@@ -7,7 +7,7 @@
 use std::arch::x86_64::*;
 
 use crate::Scale;
-use crate::pack::N_BLOCK;
+use crate::pack::{N_BLOCK, block_values};
 use crate::part::{Out, Part};
 
 mod marian;
@@ -24,20 +24,6 @@ pub(crate) struct BlockEp<'a> {
     relu: bool,
 }
 
-/// 16 entries of `v` from `j0`, zero past its end.
-#[inline]
-fn padded<T: Copy + Default>(v: &[T], j0: usize) -> [T; N_BLOCK] {
-    // A whole block is a copy of known size, which compiles to a few vector moves; the slice
-    // copy below calls memcpy, which took 5% of a one-row LLM decode (once per block and call).
-    if let Some(Ok(whole)) = v.get(j0..j0 + N_BLOCK).map(<[T; N_BLOCK]>::try_from) {
-        return whole;
-    }
-    let mut out = [T::default(); N_BLOCK];
-    let end = v.len().min(j0 + N_BLOCK);
-    out[..end - j0].copy_from_slice(&v[j0..end]);
-    out
-}
-
 impl<'a> BlockEp<'a> {
     /// # Safety
     /// `p` satisfies [`Part`]'s invariants and `nb` is one of its blocks (the CPU has AVX2).
@@ -47,12 +33,12 @@ impl<'a> BlockEp<'a> {
         let j0 = nb * N_BLOCK;
         let valid = (p.b.n() - j0).min(N_BLOCK);
         let f = |v: &[f32]| {
-            let v = padded(v, j0);
+            let v = block_values(v, j0);
             // SAFETY: `v` is a 16-element array.
             unsafe { [_mm256_loadu_ps(v.as_ptr()), _mm256_loadu_ps(v.as_ptr().add(8))] }
         };
         let zero_fix = p.ep.zero_fix.map(|z| {
-            let z = padded(z, j0);
+            let z = block_values(z, j0);
             // SAFETY: `z` is a 16-element array.
             unsafe { [_mm256_loadu_si256(z.as_ptr().cast()), _mm256_loadu_si256(z.as_ptr().add(8).cast())] }
         });
@@ -161,7 +147,7 @@ pub(crate) unsafe fn quantize(src: &[f32], scale: f32, dst: &mut [u8]) {
         i += 16;
     }
     if i < src.len() {
-        let tail = padded(src, i);
+        let tail = block_values(src, i);
         let mut out = [0u8; 16];
         // SAFETY: both are 16-element arrays.
         unsafe {
