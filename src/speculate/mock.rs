@@ -12,7 +12,7 @@
 
 use std::cell::RefCell;
 
-use super::clock::VirtualClock;
+use super::clock::{Clock, VirtualClock};
 use super::lm::{ForwardError, LanguageModel, Logits};
 use super::tokens::{TextTokenizer, Token, bytes_of};
 
@@ -223,19 +223,21 @@ impl<T: TextTokenizer + ?Sized> LanguageModel for OracleModel<'_, T> {
 }
 
 /// Any model, with each pass charged to a virtual clock: `per_pass` seconds plus `per_position`
-/// for every position after the first (a verification pass over k+1 positions costs a bit more).
+/// for every position after the first (a verification pass over k+1 positions costs a bit more),
+/// twice that from the virtual time `slower_from` on (a machine that slows down; never by default).
 pub struct Charged<M> {
     pub inner: M,
     pub clock: VirtualClock,
     pub per_pass: f64,
     pub per_position: f64,
+    pub slower_from: f64,
     /// Passes made, by number of positions (for tests).
     pub log: RefCell<Vec<usize>>,
 }
 
 impl<M> Charged<M> {
     pub fn new(inner: M, clock: VirtualClock, per_pass: f64, per_position: f64) -> Charged<M> {
-        Charged { inner, clock, per_pass, per_position, log: RefCell::new(Vec::new()) }
+        Charged { inner, clock, per_pass, per_position, slower_from: f64::INFINITY, log: RefCell::new(Vec::new()) }
     }
 }
 
@@ -251,7 +253,8 @@ impl<M: LanguageModel> LanguageModel for Charged<M> {
     }
 
     fn forward(&self, state: &mut M::State, tokens: &[u32], all_rows: bool) -> Result<Logits, ForwardError> {
-        self.clock.advance(self.per_pass + self.per_position * tokens.len().saturating_sub(1) as f64);
+        let slow = if self.clock.now() >= self.slower_from { 2.0 } else { 1.0 };
+        self.clock.advance(slow * (self.per_pass + self.per_position * tokens.len().saturating_sub(1) as f64));
         self.log.borrow_mut().push(tokens.len());
         self.inner.forward(state, tokens, all_rows)
     }

@@ -1,7 +1,6 @@
 use super::*;
 use crate::speculate::clock::{VirtualClock, WallClock};
 use crate::speculate::energy::Unavailable;
-use crate::speculate::lm::{ForwardError, Logits};
 use crate::speculate::mock::{Charged, HashModel};
 use crate::speculate::testutil::tok;
 
@@ -119,41 +118,6 @@ fn measured_speedup_matches_the_cost_model() {
     }
 }
 
-/// A model whose passes cost twice as much once the virtual clock passes `switch`: a machine
-/// that slows down between the baseline and the configurations.
-struct Slowing<M> {
-    inner: M,
-    clock: VirtualClock,
-    per_pass: f64,
-    switch: f64,
-}
-
-impl<M: LanguageModel> LanguageModel for Slowing<M> {
-    type State = M::State;
-
-    fn new_state(&self) -> M::State {
-        self.inner.new_state()
-    }
-
-    fn vocab_size(&self) -> usize {
-        self.inner.vocab_size()
-    }
-
-    fn forward(&self, state: &mut M::State, tokens: &[u32], all_rows: bool) -> Result<Logits, ForwardError> {
-        let slow = if self.clock.now() >= self.switch { 2.0 } else { 1.0 };
-        self.clock.advance(self.per_pass * slow);
-        self.inner.forward(state, tokens, all_rows)
-    }
-
-    fn len(&self, state: &M::State) -> usize {
-        self.inner.len(state)
-    }
-
-    fn trim(&self, state: &mut M::State, len: usize) {
-        self.inner.trim(state, len)
-    }
-}
-
 /// `--baseline paired` keeps a drift in machine speed out of the speedups: when the machine
 /// halves its speed after the baseline, the speedups against the one baseline halve, while the
 /// paired ones equal those of a machine that was slow all along.
@@ -163,7 +127,8 @@ fn a_paired_baseline_keeps_drift_out_of_the_speedups() {
     let pair = Pair { target: t, draft: t, target_eos: vec![], draft_eos: vec![], target_rows: 2000, identical: true };
     let speedups = |switch: f64, baseline: BaselineTiming| {
         let clock = VirtualClock::new();
-        let target = Slowing { inner: HashModel::new(2000, 3), clock: clock.clone(), per_pass: 0.010, switch };
+        let target =
+            Charged { slower_from: switch, ..Charged::new(HashModel::new(2000, 3), clock.clone(), 0.010, 0.0) };
         let draft = Charged::new(HashModel::new(2000, 4), clock.clone(), 0.001, 0.0);
         let mut seen = Vec::new();
         let r = run(
