@@ -48,15 +48,6 @@ pub enum BaselineTiming {
     Paired,
 }
 
-impl BaselineTiming {
-    pub fn name(self) -> &'static str {
-        match self {
-            BaselineTiming::Once => "once",
-            BaselineTiming::Paired => "paired",
-        }
-    }
-}
-
 /// What is generated.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DecodeOptions {

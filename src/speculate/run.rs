@@ -146,10 +146,10 @@ where
     }
     // Tokenizers build their id → bytes tables on first use (0.16 s for Qwen2.5's 151,936 ids
     // on a Zen 1): build them before any timing, or the first configuration that translates pays
-    // for it (it put `none` with `-k auto` at 0.91-0.94x when it came first).
+    // for it (it put `none` with `-k auto` at 0.91-0.94x when it came first). `tokenizer` is
+    // also the pair's target side.
     tokenizer.token(0);
     if let Some(d) = &draft {
-        d.pair.target.token(0);
         d.pair.draft.token(0);
     }
     let mut configs = Vec::new();
