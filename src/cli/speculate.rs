@@ -37,6 +37,7 @@ pub struct Args {
     /// How draft tokens become target tokens, comma-separated to compare: none (draft ids
     /// used as target ids; a control across vocabularies), naive (draft text re-encoded
     /// alone), context (re-encoded after the text of the last --prefix committed tokens).
+    /// When draft and target share one vocabulary, every strategy takes the ids as they are.
     #[arg(long = "strategy", env = "RESEAM_SPECULATE_STRATEGY", value_name = "S,...", default_value = "context", value_parser = parse_strategies)]
     strategies: StrategyList,
 

@@ -19,9 +19,11 @@ pub enum Strategy {
     /// Draft ids are used as target ids as they are (a control across vocabularies).
     None,
     /// Decode the new draft tokens to text, encode that text alone with the target tokenizer.
+    /// Across identical vocabularies the ids are taken as they are (as `None`).
     Naive,
     /// Encode the text of the last p committed target tokens plus the new draft text, and keep
-    /// what lies after the committed text.
+    /// what lies after the committed text. Across identical vocabularies the ids are taken as
+    /// they are (as `None`).
     Context,
 }
 
@@ -120,6 +122,12 @@ pub fn translate<TT: TextTokenizer + ?Sized, DT: TextTokenizer + ?Sized>(
     let text_len = proposals.iter().position(|&d| !pair.draft_is_text(d)).unwrap_or(proposals.len());
     let (text, rest) = proposals.split_at(text_len);
     let tail = rest.first().and_then(|&d| pair.special_to_target(d));
+    // Identical vocabularies need no translation: the ids already are target ids, as the draft's
+    // re-synchronisation takes them (resync.rs), and as llama.cpp and Transformers pass the draft
+    // ids of a compatible pair. A text round trip there would only measure how the tokenizer
+    // encodes a fragment on its own (SentencePiece marks `lita` as the word start `▁lita`), not
+    // a difference between vocabularies.
+    let strategy = if pair.identical { Strategy::None } else { strategy };
     let mut out = match strategy {
         Strategy::None => {
             let mut out: Vec<u32> = text.iter().copied().take_while(|&d| (d as usize) < pair.target_rows).collect();
@@ -312,14 +320,32 @@ mod tests {
 
     #[test]
     fn naive_marks_a_word_piece_as_a_word_start_in_sentencepiece() {
+        // The round trip itself, as across vocabularies: the pair is told its vocabularies differ.
         let m = tok("mistral-tiny");
-        let pair = Pair::new(m, m, vec![2], vec![2], m.len());
+        let pair = Pair { identical: false, ..Pair::new(m, m, vec![2], vec![2], m.len()) };
         let ids = m.encode("Rzeczpospolita", false).unwrap();
         assert!(ids.len() >= 2);
         let naive = translate(Strategy::Naive, &pair, &ids[..1], &ids[1..], 5).unwrap();
         let context = translate(Strategy::Context, &pair, &ids[..1], &ids[1..], 5).unwrap();
         assert_ne!(naive, ids[1..], "naive loses the word continuation");
         assert_eq!(context, ids[1..]);
+    }
+
+    #[test]
+    fn identical_vocabularies_take_draft_ids_as_they_are_in_every_strategy() {
+        let m = tok("mistral-tiny");
+        let pair = Pair::new(m, m, vec![2], vec![2], m.len());
+        assert!(pair.identical);
+        let ids = m.encode("Rzeczpospolita Polska", false).unwrap();
+        // Word pieces (which naive's round trip would turn into a word start), a segmentation
+        // the tokenizer would not make (one piece per letter), and an EOS.
+        let odd: Vec<u32> = "zecz".chars().flat_map(|c| m.encode_continuation(&c.to_string()).unwrap()).collect();
+        assert_ne!(odd, m.encode_continuation("zecz").unwrap());
+        for proposals in [ids[1..].to_vec(), odd, vec![ids[1], 2]] {
+            for s in Strategy::ALL {
+                assert_eq!(translate(s, &pair, &ids[..1], &proposals, 5).unwrap(), proposals, "{s} {proposals:?}");
+            }
+        }
     }
 
     #[test]

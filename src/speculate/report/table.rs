@@ -29,7 +29,11 @@ pub fn to_string(r: &Report) -> String {
         "target {}  draft {}{}\nverify {}, {} prompts, up to {} new tokens, clock {}\n",
         r.target,
         draft,
-        if r.same_vocabulary == Some(true) { " (same vocabulary)" } else { "" },
+        if r.same_vocabulary == Some(true) {
+            " (same vocabulary: every strategy takes the draft ids as they are)"
+        } else {
+            ""
+        },
         r.settings.verify.name(),
         r.settings.prompts,
         r.settings.max_new_tokens,
