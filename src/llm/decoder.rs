@@ -231,6 +231,9 @@ pub struct Decoder {
     layers: Vec<Layer>,
     norm: Vec<f32>,
     lm_head: Linear,
+    /// The output layer restricted to some vocabulary ids (a speculative draft's frequent
+    /// tokens), with those ids: logits then have one column per kept id.
+    narrowed: Option<(Linear, Vec<u32>)>,
 }
 
 impl Decoder {
@@ -278,7 +281,32 @@ impl Decoder {
             layers,
             norm: src.vector("model.norm.weight", h)?,
             lm_head,
+            narrowed: None,
         })
+    }
+
+    /// Computes logits only for `ids` from now on (all rows again for `None`). The caller checks
+    /// that every id is below the vocabulary.
+    pub fn narrow_outputs(&mut self, ids: Option<Vec<u32>>) {
+        self.narrowed = ids.map(|ids| (self.lm_head.select_outputs(&ids), ids));
+    }
+
+    /// The output layer a forward runs, and the vocabulary ids of its columns (`None`: all).
+    fn head(&self) -> (&Linear, Option<&[u32]>) {
+        match &self.narrowed {
+            Some((l, ids)) => (l, Some(ids)),
+            None => (&self.lm_head, None),
+        }
+    }
+
+    /// The vocabulary id of logits column `index`.
+    pub fn output_id(&self, index: u32) -> u32 {
+        self.head().1.map_or(index, |ids| ids[index as usize])
+    }
+
+    /// Columns of a logits row.
+    pub fn logits_width(&self) -> usize {
+        self.head().0.n()
     }
 
     /// Bytes of weights one forward reads (products, norms, one embedding row).
@@ -294,7 +322,7 @@ impl Decoder {
                     + 8 * self.spec.hidden
             })
             .sum();
-        per_layer + self.lm_head.weight_bytes() + 4 * self.spec.hidden
+        per_layer + self.head().0.weight_bytes() + 4 * self.spec.hidden
     }
 
     /// Every layer's products in the order a forward runs them (q|k|v, o, gate|up, down).
@@ -396,17 +424,19 @@ impl Decoder {
             w.down.forward_rows(t, &swiglu, o, quantized, floats)?;
             layers::add_residual(h, o);
         }
+        let (head, _) = self.head();
+        let width = head.n();
         let first = match keep {
-            LogitRows::None => return Ok(Logits { vocab: s.vocab, data: Vec::new() }),
+            LogitRows::None => return Ok(Logits { vocab: width, data: Vec::new() }),
             LogitRows::Last => t - 1,
             LogitRows::All => 0,
         };
         let rows = t - first;
         let mut xn = vec![0f32; rows * hd];
         layers::rms_norm(&h[first * hd..], &self.norm, s.rms_norm_eps, &mut xn);
-        let mut data = vec![0f32; rows * s.vocab];
-        self.lm_head.forward(&xn, rows, &mut data)?;
-        Ok(Logits { vocab: s.vocab, data })
+        let mut data = vec![0f32; rows * width];
+        head.forward(&xn, rows, &mut data)?;
+        Ok(Logits { vocab: width, data })
     }
 }
 

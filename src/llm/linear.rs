@@ -135,6 +135,13 @@ impl Int8Matrix {
     fn bytes(&self) -> usize {
         self.packed.as_bytes().len() + self.n * 8
     }
+
+    /// The matrix of the given output rows (columns of the kernels' `B`), in that order. Every
+    /// row keeps its own scale and bytes, so its products are bit for bit those of the whole.
+    fn select(&self, ids: &[u32]) -> Int8Matrix {
+        let scales = ids.iter().map(|&j| self.scales[j as usize]).collect();
+        Self::assemble(self.k, ids.len(), self.packed.select_columns(ids), scales)
+    }
 }
 
 enum Weight {
@@ -185,6 +192,22 @@ impl Linear {
     /// A layer over an int8 matrix read from a packed file.
     pub fn from_int8(m: Int8Matrix, bias: Option<Vec<f32>>) -> Linear {
         Linear { k: m.k, n: m.n, weight: Weight::Int8(m), bias }
+    }
+
+    /// The layer restricted to the output rows `ids` (each below `n`), in that order: the
+    /// output of row `ids[i]` becomes column `i`, computed exactly as in the whole layer.
+    pub fn select_outputs(&self, ids: &[u32]) -> Linear {
+        let k = self.k;
+        fn rows<T: Copy>(w: &[T], k: usize, ids: &[u32]) -> Vec<T> {
+            ids.iter().flat_map(|&j| &w[j as usize * k..(j as usize + 1) * k]).copied().collect()
+        }
+        let weight = match &self.weight {
+            Weight::F32(w) => Weight::F32(rows(w, k, ids)),
+            Weight::Bf16(w) => Weight::Bf16(rows(w, k, ids)),
+            Weight::Int8(m) => Weight::Int8(m.select(ids)),
+        };
+        let bias = self.bias.as_ref().map(|b| ids.iter().map(|&j| b[j as usize]).collect());
+        Linear { k, n: ids.len(), weight, bias }
     }
 
     pub fn int8(&self) -> Option<&Int8Matrix> {

@@ -224,9 +224,36 @@ impl Model {
     pub fn precision(&self) -> Precision {
         self.precision
     }
-    /// Rows of the output layer (argmax runs over all of them).
+    /// Rows of the output layer (argmax runs over all of them unless narrowed).
     pub fn vocab_size(&self) -> usize {
         self.decoder.spec.vocab
+    }
+
+    /// Computes logits only for the vocabulary ids `ids` from now on, in that order (`None`: all
+    /// again): FR-Spec's frequency-ranked draft head, whose kept rows are computed bit for bit as
+    /// in the whole layer at a fraction of its cost. The logits of [`Model::forward`] then have
+    /// one column per kept id; [`Model::output_id`] names them.
+    pub fn narrow_outputs(&mut self, ids: Option<Vec<u32>>) -> Result<()> {
+        if let Some(ids) = &ids {
+            if ids.is_empty() {
+                return Err(Error::EmptyInput("the output layer needs at least one id"));
+            }
+            if let Some(&id) = ids.iter().find(|&&id| id as usize >= self.vocab_size()) {
+                return Err(Error::TokenId { id, vocab: self.vocab_size() });
+            }
+        }
+        self.decoder.narrow_outputs(ids);
+        Ok(())
+    }
+
+    /// The vocabulary id of logits column `index` (the identity unless narrowed).
+    pub fn output_id(&self, index: u32) -> u32 {
+        self.decoder.output_id(index)
+    }
+
+    /// Columns of a logits row: the vocabulary, or the ids kept by [`Model::narrow_outputs`].
+    pub fn logits_width(&self) -> usize {
+        self.decoder.logits_width()
     }
     /// Bytes of weights one forward pass reads: the floor of decode time at a given bandwidth.
     pub fn weight_bytes_per_token(&self) -> usize {

@@ -199,6 +199,53 @@ fn verification_forward_equals_single_token_forwards_bit_for_bit() {
 }
 
 #[test]
+fn a_narrowed_output_layer_computes_its_rows_bit_for_bit() {
+    let packs = tempfile::tempdir().unwrap();
+    let packed = LoadOptions { precision: Precision::Int8, pack_dir: Some(packs.path().to_path_buf()), no_pack: false };
+    for model in MODELS {
+        for (how, opts) in [
+            ("f32", LoadOptions { precision: Precision::F32, pack_dir: None, no_pack: true }),
+            ("bf16", LoadOptions { precision: Precision::Bf16, pack_dir: None, no_pack: true }),
+            ("int8", LoadOptions { precision: Precision::Int8, pack_dir: None, no_pack: true }),
+            ("int8 packed", packed.clone()),
+        ] {
+            let mut m = Model::load(&fixtures().join(model), &opts).unwrap();
+            let (_, input, _) = cases(model).swap_remove(0);
+            let full = m.forward(&mut m.new_cache(), &input, LogitRows::All).unwrap();
+            let vocab = m.vocab_size() as u32;
+            // Unordered, with the last id and one past a 16-column block boundary.
+            let keep = vec![vocab - 1, 5, 17, 1000, 16, 0, vocab / 2];
+            m.narrow_outputs(Some(keep.clone())).unwrap();
+            assert_eq!(m.logits_width(), keep.len());
+            let narrow = m.forward(&mut m.new_cache(), &input, LogitRows::All).unwrap();
+            assert_eq!(narrow.rows(), full.rows());
+            for r in 0..full.rows() {
+                for (i, &id) in keep.iter().enumerate() {
+                    assert_eq!(m.output_id(i as u32), id);
+                    assert_eq!(
+                        narrow.row(r)[i].to_bits(),
+                        full.row(r)[id as usize].to_bits(),
+                        "{model} {how} row {r} id {id}"
+                    );
+                }
+            }
+            assert!(
+                m.weight_bytes_per_token()
+                    < Model::load(&fixtures().join(model), &opts).unwrap().weight_bytes_per_token()
+            );
+            assert!(matches!(m.narrow_outputs(Some(vec![vocab])), Err(Error::TokenId { .. })));
+            assert!(matches!(m.narrow_outputs(Some(Vec::new())), Err(Error::EmptyInput(_))));
+            m.narrow_outputs(None).unwrap();
+            assert_eq!(
+                m.forward(&mut m.new_cache(), &input, LogitRows::All).unwrap(),
+                full,
+                "{model} {how}: whole again"
+            );
+        }
+    }
+}
+
+#[test]
 fn forward_refuses_bad_ids_other_caches_and_overlong_sequences() {
     let m = load("qwen2-tiny", Precision::F32);
     let mut c = m.new_cache();
