@@ -121,3 +121,84 @@ fn every_draft_and_strategy_gives_the_target_output_under_exact_verification() {
         assert!(context["acceptance_rate"].as_f64().unwrap() > 0.1, "{draft}: {}", context["acceptance_rate"]);
     }
 }
+
+#[test]
+fn a_draft_narrowed_to_a_corpus_keeps_the_target_output_and_nearly_all_its_acceptance() {
+    let t = TestDir::new();
+    let prompts = dir().join("prompts/instructions.jsonl");
+    let corpus = dir().join("corpus/pud-pl-en.tsv");
+    let (target, draft) = (dir().join("target-mistral"), dir().join("draft-qwen2"));
+    let base = [
+        "speculate",
+        "--target",
+        target.to_str().unwrap(),
+        "--draft",
+        draft.to_str().unwrap(),
+        "--prompts",
+        prompts.to_str().unwrap(),
+        "-k",
+        "2",
+        "--verify",
+        "exact",
+        "--max-new-tokens",
+        "24",
+        "--ignore-eos",
+    ];
+    let whole = report(&t, &base);
+    let mut args = base.to_vec();
+    args.extend(["--draft-vocab-corpus", corpus.to_str().unwrap()]);
+    let narrow = report(&t, &args);
+    let v = &narrow["settings"]["draft_vocab"];
+    assert_eq!(v["rows"], 151936);
+    let kept = v["ids"].as_u64().unwrap();
+    assert!((1000..20_000).contains(&kept), "{kept} ids kept");
+    assert!(whole["settings"].get("draft_vocab").is_none());
+    let n = narrow["baseline"]["prompts"].as_array().unwrap().len() as u64;
+    let (w, r) = (&whole["runs"][0], &narrow["runs"][0]);
+    assert_eq!(r["identical_prompts"].as_u64(), Some(n));
+    let (aw, an) = (w["acceptance_rate"].as_f64().unwrap(), r["acceptance_rate"].as_f64().unwrap());
+    // The draft was trained on this text: the ids it would propose are the corpus's.
+    assert!(an > 0.1 && an >= 0.9 * aw, "acceptance {an} narrowed against {aw} whole");
+    // At most 5,000 of them: fewer ids, less acceptance, still the target's output.
+    args.extend(["--draft-vocab", "5000"]);
+    let top = report(&t, &args);
+    assert_eq!(top["settings"]["draft_vocab"]["ids"].as_u64().unwrap(), 5000 + 1, "5,000 and <|endoftext|>");
+    assert_eq!(top["runs"][0]["identical_prompts"].as_u64(), Some(n));
+}
+
+#[test]
+fn a_draft_vocabulary_corpus_that_cannot_be_used_is_a_named_error() {
+    let t = TestDir::new();
+    let prompts = dir().join("prompts/questions.txt");
+    let (target, draft) = (dir().join("target-mistral"), dir().join("draft-qwen2"));
+    let bad = t.path().join("bad.txt");
+    std::fs::write(&bad, b"dobry tekst\nz\xff\xfe\n").unwrap();
+    let empty = t.path().join("empty.txt");
+    std::fs::write(&empty, b"\n  \n").unwrap();
+    let missing = t.path().join("missing.txt");
+    let cases: [(&[&str], String); 4] = [
+        (
+            &["--draft", draft.to_str().unwrap(), "--draft-vocab-corpus", bad.to_str().unwrap()],
+            format!("{}: line 2: not UTF-8", bad.display()),
+        ),
+        (
+            &["--draft", draft.to_str().unwrap(), "--draft-vocab-corpus", empty.to_str().unwrap()],
+            "no text in it".into(),
+        ),
+        (
+            &["--draft", draft.to_str().unwrap(), "--draft-vocab-corpus", missing.to_str().unwrap()],
+            format!("{}: cannot read it", missing.display()),
+        ),
+        (&["--draft-vocab-corpus", empty.to_str().unwrap()], "give --draft DIR".into()),
+    ];
+    for (extra, want) in cases {
+        let mut c: Command = t.cmd();
+        c.args(["speculate", "--target", target.to_str().unwrap(), "--prompts", prompts.to_str().unwrap()]);
+        c.args(["--max-new-tokens", "2", "--pack-dir", t.path().join("packs").to_str().unwrap()]);
+        c.args(extra);
+        let out = t.run(c, b"");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(err.contains(&want), "{extra:?}: {err}");
+    }
+}

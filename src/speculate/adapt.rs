@@ -21,6 +21,10 @@ impl LanguageModel for Model {
         Ok(Model::forward(self, state, tokens, keep)?)
     }
 
+    fn output_id(&self, index: u32) -> u32 {
+        Model::output_id(self, index)
+    }
+
     fn len(&self, state: &KvCache) -> usize {
         state.len()
     }

@@ -43,6 +43,8 @@ pub enum Error {
     EmptyPrompt { path: PathBuf, line: usize },
     #[error("{0}")]
     Settings(String),
+    #[error("--draft-vocab-corpus {}: {msg}", path.display())]
+    DraftVocab { path: PathBuf, msg: String },
     #[error(transparent)]
     Run(#[from] SpeculateError),
 }
@@ -52,7 +54,7 @@ impl Error {
     /// folder or the prompt file's reader reported is the next link of the chain.
     pub fn is_usage(&self) -> bool {
         match self {
-            Error::NoPrompts { .. } | Error::EmptyPrompt { .. } | Error::Settings(_) => true,
+            Error::NoPrompts { .. } | Error::EmptyPrompt { .. } | Error::Settings(_) | Error::DraftVocab { .. } => true,
             Error::Run(e) => e.is_usage(),
             Error::Target { .. } | Error::Draft { .. } | Error::Prompts(_) => false,
         }
@@ -82,6 +84,16 @@ pub struct Settings {
     pub divergence_tolerance: f32,
     /// When the target alone is timed for the speedups.
     pub baseline: BaselineTiming,
+    /// The draft's output layer cut to a corpus's most frequent ids (`None`: all rows).
+    pub draft_vocab: Option<DraftVocab>,
+}
+
+/// Where the draft's output ids come from: the `size` ids most frequent in `corpus` (0: all that
+/// occur), see [`crate::speculate::draft_vocab`].
+#[derive(Clone, Debug)]
+pub struct DraftVocab {
+    pub corpus: PathBuf,
+    pub size: usize,
 }
 
 impl Default for Settings {
@@ -99,6 +111,7 @@ impl Default for Settings {
             // The fixtures' README: float32 engines differ by about 1e-4; 1e-3 leaves 10x.
             divergence_tolerance: 1e-3,
             baseline: BaselineTiming::Once,
+            draft_vocab: None,
         }
     }
 }
@@ -164,15 +177,50 @@ pub fn run(opts: &Options, energy: &mut dyn EnergyMeter, progress: &mut dyn FnMu
     let target = load(&opts.target, "target")
         .map_err(|source| Error::Target { dir: opts.target.clone(), source: Box::new(source) })?;
     flush(&packing, progress);
-    let draft = match &opts.draft {
+    let mut draft = match &opts.draft {
         Some(dir) => {
             Some(load(dir, "draft").map_err(|source| Error::Draft { dir: dir.clone(), source: Box::new(source) })?)
         }
         None => None,
     };
     flush(&packing, progress);
+    let narrowed = match (&opts.settings.draft_vocab, draft.as_mut()) {
+        (Some(dv), Some(d)) => Some(narrow_draft(d, dv)?),
+        (Some(_), None) => {
+            return Err(Error::Settings("--draft-vocab-corpus narrows a draft: give --draft DIR".into()));
+        }
+        (None, _) => None,
+    };
     let labelled: Vec<(usize, String)> = prompts.into_iter().map(|p| (p.line, p.text)).collect();
-    run_models(&target, draft.as_ref(), &labelled, &opts.prompts, &opts.settings, energy, progress)
+    let mut report = run_models(&target, draft.as_ref(), &labelled, &opts.prompts, &opts.settings, energy, progress)?;
+    report.settings.draft_vocab = narrowed;
+    Ok(report)
+}
+
+/// Cuts the draft's output layer to the corpus's most frequent ids (and its EOS ids).
+fn narrow_draft(d: &mut Llm, dv: &DraftVocab) -> Result<crate::speculate::report::DraftVocabUsed, Error> {
+    let err = |msg: String| Error::DraftVocab { path: dv.corpus.clone(), msg };
+    let raw = std::fs::read(&dv.corpus).map_err(|e| err(format!("cannot read it: {e}")))?;
+    let text = std::str::from_utf8(&raw).map_err(|e| {
+        let line = raw[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
+        err(format!("line {line}: not UTF-8"))
+    })?;
+    let rows = d.model.vocab_size();
+    let ids = crate::speculate::draft_vocab::frequent_ids(&d.tokenizer, text.lines(), dv.size, &d.eos, rows)
+        .map_err(|e| err(format!("the draft's tokenizer failed: {e}")))?;
+    if ids.iter().all(|id| d.eos.contains(id)) {
+        return Err(err("no text in it: give one line of text or more in the prompts' language".into()));
+    }
+    let kept = ids.len();
+    d.model
+        .narrow_outputs(Some(ids))
+        .map_err(|source| Error::Draft { dir: d.dir.clone(), source: Box::new(source) })?;
+    Ok(crate::speculate::report::DraftVocabUsed {
+        corpus: dv.corpus.display().to_string(),
+        size: dv.size,
+        ids: kept,
+        rows,
+    })
 }
 
 fn flush(packing: &std::sync::Mutex<Vec<(&'static str, usize, usize)>>, progress: &mut dyn FnMut(Event)) {

@@ -25,6 +25,12 @@ pub trait LanguageModel {
     /// (`all_rows`) or of the last one only (prefill, where only the next token matters).
     fn forward(&self, state: &mut Self::State, tokens: &[u32], all_rows: bool) -> Result<Logits, ForwardError>;
 
+    /// The vocabulary id of logits column `index`: the identity unless the model computes only
+    /// some rows of its output layer (a draft's frequent tokens).
+    fn output_id(&self, index: u32) -> u32 {
+        index
+    }
+
     /// How many positions the state holds.
     fn len(&self, state: &Self::State) -> usize;
 

@@ -252,6 +252,10 @@ impl<M: LanguageModel> LanguageModel for Charged<M> {
         self.inner.vocab_size()
     }
 
+    fn output_id(&self, index: u32) -> u32 {
+        self.inner.output_id(index)
+    }
+
     fn forward(&self, state: &mut M::State, tokens: &[u32], all_rows: bool) -> Result<Logits, ForwardError> {
         let slow = if self.clock.now() >= self.slower_from { 2.0 } else { 1.0 };
         self.clock.advance(slow * (self.per_pass + self.per_position * tokens.len().saturating_sub(1) as f64));

@@ -13,6 +13,7 @@
 mod adapt;
 pub mod clock;
 pub mod cost;
+pub mod draft_vocab;
 pub mod energy;
 pub mod experiment;
 pub mod lm;

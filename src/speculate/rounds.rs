@@ -225,7 +225,7 @@ where
                     out.counters.resync_fed += pending.len() as u64 - 1;
                 }
                 dctx.fed = dctx.ids.len();
-                let d = top2(logits.last()).id;
+                let d = draft.output_id(top2(logits.last()).id);
                 dctx.ids.push(d);
                 proposals.push(d);
                 // Nothing useful follows a special token in the same round.

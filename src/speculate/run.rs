@@ -284,6 +284,7 @@ fn report(
             stop_ids: opts.decode.stop.clone(),
             prompts,
             divergence_tolerance: opts.divergence_tolerance,
+            draft_vocab: None,
         },
         clock: opts.clock_label.clone(),
         energy_source: energy.source(),

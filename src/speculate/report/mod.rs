@@ -80,6 +80,19 @@ pub struct Settings {
     pub prompts: usize,
     /// Largest logit margin a batched-verification divergence may have to count as a near-tie.
     pub divergence_tolerance: f32,
+    /// The draft's output layer cut to a corpus's frequent ids (--draft-vocab-corpus).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub draft_vocab: Option<DraftVocabUsed>,
+}
+
+/// What --draft-vocab-corpus did: the draft computed logits for `ids` of its `rows` output rows.
+#[derive(Clone, Debug, Serialize)]
+pub struct DraftVocabUsed {
+    pub corpus: String,
+    /// --draft-vocab (0: every id in the corpus).
+    pub size: usize,
+    pub ids: usize,
+    pub rows: usize,
 }
 
 /// The target alone.

@@ -39,6 +39,15 @@ pub fn to_string(r: &Report) -> String {
         r.settings.max_new_tokens,
         r.clock,
     ));
+    if let Some(v) = &r.settings.draft_vocab {
+        out.push_str(&format!(
+            "draft output layer: {} of {} rows ({} in {}, and end-of-sequence ids)\n",
+            v.ids,
+            v.rows,
+            if v.size == 0 { "every id that occurs".to_string() } else { format!("the {} most frequent", v.size) },
+            v.corpus,
+        ));
+    }
     out.push_str(&format!(
         "baseline (target alone): {} tok/s decode, target pass {} ms, energy {}\n\n",
         num(b.decode_tokens_per_s, 1),
