@@ -6,7 +6,8 @@
 //! one pass and commits the longest agreeing run plus its own next token, and `resync` brings the
 //! draft's context in line with what was committed. `run` repeats that over prompts and
 //! configurations against the target alone; `metrics`, `cost`, `energy` and `clock` measure;
-//! `report` writes the table, JSON, CSV and SVG. `mock` has models for tests. The engine's
+//! `report` writes the table, JSON, CSV and SVG; `draft_vocab` picks the ids a draft's cut output
+//! layer keeps. `mock` has models for tests. The engine's
 //! models and tokenizers (`crate::llm`) implement the two traits; `crate::speculate::experiment`
 //! runs the experiment on checkpoint folders.
 
