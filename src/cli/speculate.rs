@@ -204,11 +204,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     if args.draft.is_none() {
-        for (flag, given) in [
-            ("--csv", args.csv.is_some()),
-            ("--plot", args.plot.is_some()),
-            ("--draft-vocab-corpus", args.draft_vocab_corpus.is_some()),
-        ] {
+        for (flag, given) in [("--csv", args.csv.is_some()), ("--plot", args.plot.is_some())] {
             if given {
                 return Err(UsageError(format!("{flag} reports a speculative run: give --draft DIR too")).into());
             }

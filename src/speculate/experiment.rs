@@ -161,6 +161,9 @@ impl Settings {
 /// Loads the checkpoints and runs the experiment over the prompt file.
 pub fn run(opts: &Options, energy: &mut dyn EnergyMeter, progress: &mut dyn FnMut(Event)) -> Result<Report, Error> {
     opts.settings.check()?;
+    if opts.settings.draft_vocab.is_some() && opts.draft.is_none() {
+        return Err(Error::Settings("--draft-vocab-corpus narrows a draft: give --draft DIR".into()));
+    }
     let prompts = prompts::read(&opts.prompts).map_err(|e| Error::Prompts(Box::new(e)))?;
     if prompts.is_empty() {
         return Err(Error::NoPrompts { path: opts.prompts.clone() });
@@ -186,10 +189,7 @@ pub fn run(opts: &Options, energy: &mut dyn EnergyMeter, progress: &mut dyn FnMu
     flush(&packing, progress);
     let narrowed = match (&opts.settings.draft_vocab, draft.as_mut()) {
         (Some(dv), Some(d)) => Some(narrow_draft(d, dv)?),
-        (Some(_), None) => {
-            return Err(Error::Settings("--draft-vocab-corpus narrows a draft: give --draft DIR".into()));
-        }
-        (None, _) => None,
+        _ => None,
     };
     let labelled: Vec<(usize, String)> = prompts.into_iter().map(|p| (p.line, p.text)).collect();
     let mut report = run_models(&target, draft.as_ref(), &labelled, &opts.prompts, &opts.settings, energy, progress)?;
