@@ -304,11 +304,6 @@ impl Decoder {
         self.head().1.map_or(index, |ids| ids[index as usize])
     }
 
-    /// Columns of a logits row.
-    pub fn logits_width(&self) -> usize {
-        self.head().0.n()
-    }
-
     /// Bytes of weights one forward reads (products, norms, one embedding row).
     pub fn weight_bytes(&self) -> usize {
         let per_layer: usize = self

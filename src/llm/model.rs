@@ -251,10 +251,6 @@ impl Model {
         self.decoder.output_id(index)
     }
 
-    /// Columns of a logits row: the vocabulary, or the ids kept by [`Model::narrow_outputs`].
-    pub fn logits_width(&self) -> usize {
-        self.decoder.logits_width()
-    }
     /// Bytes of weights one forward pass reads: the floor of decode time at a given bandwidth.
     pub fn weight_bytes_per_token(&self) -> usize {
         self.decoder.weight_bytes()
