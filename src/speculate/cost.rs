@@ -93,10 +93,14 @@ impl CostInputs<'_> {
         }
     }
 
-    pub fn predicted_speedup(&self, alpha: f64, k_draft: f64, k_target: f64) -> f64 {
+    /// What a round of `k_draft` draft passes and `k_target` candidates costs.
+    pub fn round_time(&self, k_draft: f64, k_target: f64) -> f64 {
         let rows = k_target.round().max(0.0) as usize + 1;
-        let round = k_draft * self.draft_pass + self.verify_time(rows) + self.overhead;
-        expected_tokens(alpha, k_target) * self.target_pass / round
+        k_draft * self.draft_pass + self.verify_time(rows) + self.overhead
+    }
+
+    pub fn predicted_speedup(&self, alpha: f64, k_draft: f64, k_target: f64) -> f64 {
+        expected_tokens(alpha, k_target) * self.target_pass / self.round_time(k_draft, k_target)
     }
 
     /// The cost model of a measured run of `rounds` rounds with `k_draft` draft passes and
@@ -208,9 +212,15 @@ impl AutoK {
         let inputs =
             CostInputs { target_pass, draft_pass, verify: &self.verify, overhead: self.overhead.mean().unwrap_or(0.0) };
         let r = self.candidates / self.drafted;
+        // Per k: candidates, and target passes per round time (computed once: this runs every
+        // round, and a round is about a millisecond).
+        let per_k: Vec<(f64, f64)> =
+            (1..=cap).map(|k| (r * k as f64, inputs.target_pass / inputs.round_time(k as f64, r * k as f64))).collect();
         let best_at = |alpha: f64| {
-            (1..=cap)
-                .map(|k| (k, inputs.predicted_speedup(alpha, k as f64, r * k as f64)))
+            per_k
+                .iter()
+                .enumerate()
+                .map(|(i, &(k_target, passes_per_round))| (i + 1, expected_tokens(alpha, k_target) * passes_per_round))
                 .fold((0, f64::MIN), |best, x| if x.1 > best.1 { x } else { best })
         };
         // A draft as dear as the target cannot pay even with every candidate accepted.
@@ -220,7 +230,7 @@ impl AutoK {
         }
         // The acceptance at which the best k breaks even (the speedup of each k rises with α).
         let (mut lo, mut hi) = (0.0f64, 1.0f64);
-        for _ in 0..30 {
+        for _ in 0..16 {
             let mid = 0.5 * (lo + hi);
             if best_at(mid).1 > 1.0 { hi = mid } else { lo = mid }
         }
