@@ -160,6 +160,8 @@ pub struct AutoK {
     credit: f64,
 }
 
+/// Rounds at the start that draft 2 tokens to measure the costs.
+const MEASURING_ROUNDS: u64 = 3;
 /// Weight kept per round: about the last 50 rounds count (a 64-token prompt is ~40 rounds).
 const DECAY: f64 = 0.98;
 /// Weight kept per round that did not draft: what was learnt fades over ~200 rounds (a few
@@ -201,8 +203,12 @@ impl AutoK {
         if cap == 0 {
             return 0;
         }
-        let Some(draft_pass) = self.draft_pass.mean() else {
-            return cap.min(2); // costs unknown: measure them
+        // Costs unknown: measure them, over a few rounds, since the first passes of a run can
+        // be cold (a first 3-row verification took 3.3 ms against 1.8 later, which made drafting
+        // look as if it could never pay, and then nothing was measured again).
+        let rounds_seen: u64 = self.verify.values().map(|a| a.n).sum();
+        let (Some(draft_pass), true) = (self.draft_pass.mean(), rounds_seen >= MEASURING_ROUNDS) else {
+            return cap.min(2);
         };
         // The target's single pass as it costs now: rounds without drafting are such passes, and
         // the baseline may have been timed while the machine ran at another speed (on a shared
@@ -353,6 +359,7 @@ mod tests {
             a.accepted = alpha * 1e6;
             a.rejected = (1.0 - alpha) * 1e6;
             a.draft_pass.add(0.28);
+            a.verify.insert(1, Acc { n: 3, seconds: 3.0 });
             assert_eq!(a.choose(8), want, "alpha {alpha}");
         }
         // Overwhelming evidence that nothing is accepted: no drafting at all.
@@ -360,13 +367,19 @@ mod tests {
         a.accepted = 0.0;
         a.rejected = 1e6;
         a.draft_pass.add(0.28);
+        a.verify.insert(1, Acc { n: 3, seconds: 3.0 });
         assert!((0..100).all(|_| a.choose(8) == 0));
         // A draft as dear as the target: even full acceptance cannot pay, so not even a chooser
         // that knows nothing yet drafts.
         let mut a = AutoK::new(8, 1.0);
         a.draft_pass.add(1.0);
-        a.verify.insert(2, Acc { n: 1, seconds: 1.2 });
+        a.verify.insert(2, Acc { n: 3, seconds: 3.6 });
         assert!((0..100).all(|_| a.choose(8) == 0));
+        // ... but only once the costs are known: the first rounds measure them.
+        let mut a = AutoK::new(8, 1.0);
+        a.draft_pass.add(1.0);
+        a.verify.insert(2, Acc { n: 1, seconds: 3.3 });
+        assert_eq!(a.choose(8), 2);
     }
 
     /// Rounds of a draft whose candidates are accepted with probability `alpha` (a fixed
@@ -420,9 +433,11 @@ mod tests {
         let mut a = AutoK::new(8, 1.2);
         a.draft_pass.add(1.0);
         a.verify.insert(1, Acc { n: 100, seconds: 90.0 });
+        a.verify.insert(2, Acc { n: 3, seconds: 3.6 });
         assert!((0..100).all(|_| a.choose(8) == 0), "no drafting");
         let mut stale = AutoK::new(8, 1.2);
         stale.draft_pass.add(1.0);
+        stale.verify.insert(2, Acc { n: 3, seconds: 3.6 });
         assert!((0..100).any(|_| stale.choose(8) == 1), "without its own passes it tries");
     }
 
