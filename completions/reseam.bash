@@ -1215,7 +1215,7 @@ _reseam() {
             return 0
             ;;
         reseam__subcmd__speculate)
-            opts="-k -v -h --target --draft --k --strategy --prefix --verify --baseline --draft-vocab-corpus --draft-vocab --lookbehind --k-max --divergence-tolerance --csv --plot --prompts --max-new-tokens --precision --chat --json --ignore-eos --pack-dir --no-pack --verbose --help"
+            opts="-k -v -h --target --draft --k --strategy --prefix --verify --baseline --order --draft-vocab-corpus --draft-vocab --lookbehind --k-max --divergence-tolerance --csv --plot --prompts --max-new-tokens --precision --chat --json --ignore-eos --pack-dir --no-pack --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1250,6 +1250,10 @@ _reseam() {
                     return 0
                     ;;
                 --baseline)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --order)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

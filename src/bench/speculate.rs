@@ -17,7 +17,7 @@ use crate::speculate::energy::Unavailable;
 use crate::speculate::experiment::Error;
 use crate::speculate::mock::mix;
 use crate::speculate::report::{KSetting, Report};
-use crate::speculate::rounds::{BaselineTiming, DecodeOptions, Verify};
+use crate::speculate::rounds::{BaselineTiming, DecodeOptions, RunOrder, Verify};
 use crate::speculate::run::{Draft, Prompt, RunOptions, run as run_experiment};
 use crate::speculate::strategy::{Pair, Strategy};
 use crate::speculate::tokens::{TextTokenizer, Token, TokenizerError};
@@ -159,6 +159,7 @@ pub fn run(opts: &Options, log: &dyn Fn(&str)) -> Result<BenchReport, Error> {
         k_max_auto: 8,
         divergence_tolerance: 1e-3,
         baseline: BaselineTiming::Once,
+        order: RunOrder::Interleaved,
         target_label: format!("random {} ({})", opts.shape_name, opts.precision.name()),
         kernel_label: kernel,
         clock_label: "wall".into(),

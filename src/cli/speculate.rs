@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use reseam::llm::{LoadOptions, Precision};
 use reseam::speculate::experiment::{self, Event, Settings};
 use reseam::speculate::report::{self, KSetting, Report};
-use reseam::speculate::{BaselineTiming, Strategy, Verify, energy};
+use reseam::speculate::{BaselineTiming, RunOrder, Strategy, Verify, energy};
 
 use super::UsageError;
 
@@ -58,6 +58,13 @@ pub struct Args {
     /// VM, this keeps the drift out of the ratios, at about twice the time).
     #[arg(long, env = "RESEAM_SPECULATE_BASELINE", value_name = "WHEN", default_value = "once", value_parser = parse_baseline)]
     baseline: BaselineTiming,
+
+    /// In what order configurations and prompts run: interleaved (each prompt through every
+    /// configuration in turn, so a slow stretch of a shared machine falls on all of them alike
+    /// and their speedups can be compared) or grouped (each configuration over all prompts
+    /// before the next; a stretch of seconds then favours or penalises whole configurations).
+    #[arg(long, env = "RESEAM_SPECULATE_ORDER", value_name = "ORDER", default_value = "interleaved", value_parser = parse_order)]
+    order: RunOrder,
 
     /// Text whose tokens, in the draft's tokenizer, make the draft's output layer (FR-Spec): the
     /// draft computes logits only for the --draft-vocab ids most frequent in FILE (one text
@@ -179,6 +186,14 @@ fn parse_baseline(s: &str) -> Result<BaselineTiming, String> {
     }
 }
 
+fn parse_order(s: &str) -> Result<RunOrder, String> {
+    match s {
+        "interleaved" => Ok(RunOrder::Interleaved),
+        "grouped" => Ok(RunOrder::Grouped),
+        _ => Err(format!("`{s}` is not an order: use interleaved or grouped")),
+    }
+}
+
 fn parse_verify(s: &str) -> Result<Verify, String> {
     match s {
         "batched" => Ok(Verify::Batched),
@@ -228,6 +243,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             ignore_eos: args.ignore_eos,
             divergence_tolerance: args.divergence_tolerance,
             baseline: args.baseline,
+            order: args.order,
             draft_vocab: args
                 .draft_vocab_corpus
                 .clone()

@@ -13,7 +13,7 @@ use crate::speculate::SpeculateError;
 use crate::speculate::clock::WallClock;
 use crate::speculate::energy::EnergyMeter;
 use crate::speculate::report::{KSetting, Report};
-use crate::speculate::rounds::{BaselineTiming, DecodeOptions, Verify};
+use crate::speculate::rounds::{BaselineTiming, DecodeOptions, RunOrder, Verify};
 use crate::speculate::run::{self, Draft, Prompt, RunOptions};
 use crate::speculate::strategy::{Pair, Strategy};
 
@@ -84,6 +84,8 @@ pub struct Settings {
     pub divergence_tolerance: f32,
     /// When the target alone is timed for the speedups.
     pub baseline: BaselineTiming,
+    /// Whether each prompt goes through every configuration in turn or the other way round.
+    pub order: RunOrder,
     /// The draft's output layer cut to a corpus's most frequent ids (`None`: all rows).
     pub draft_vocab: Option<DraftVocab>,
 }
@@ -111,6 +113,7 @@ impl Default for Settings {
             // The fixtures' README: float32 engines differ by about 1e-4; 1e-3 leaves 10x.
             divergence_tolerance: 1e-3,
             baseline: BaselineTiming::Once,
+            order: RunOrder::Interleaved,
             draft_vocab: None,
         }
     }
@@ -300,6 +303,7 @@ pub fn run_models(
         k_max_auto: settings.k_max_auto,
         divergence_tolerance: settings.divergence_tolerance,
         baseline: settings.baseline,
+        order: settings.order,
         target_label: label(target),
         kernel_label: kernel,
         clock_label: "wall".into(),

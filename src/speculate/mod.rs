@@ -31,7 +31,7 @@ mod testutil;
 pub mod tokens;
 
 pub use lm::{ForwardError, LanguageModel, Logits, Top2};
-pub use rounds::{BaselineTiming, DecodeOptions, Verify};
+pub use rounds::{BaselineTiming, DecodeOptions, RunOrder, Verify};
 pub use strategy::{Pair, Strategy};
 pub use tokens::{TextTokenizer, Token, TokenizerError};
 

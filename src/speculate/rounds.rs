@@ -48,6 +48,17 @@ pub enum BaselineTiming {
     Paired,
 }
 
+/// In what order the configurations meet the prompts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunOrder {
+    /// Each prompt through every configuration in turn, so a slow stretch of a shared machine
+    /// falls on all configurations alike instead of on whichever ran then.
+    Interleaved,
+    /// Each configuration over all prompts before the next one starts.
+    Grouped,
+}
+
 /// What is generated.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DecodeOptions {

@@ -11,7 +11,9 @@ use super::metrics::{Counters, PassTimes, TimeSplit};
 use super::report::{
     Baseline, BaselinePrompt, BreakEven, Divergence, KSetting, PromptResult, Report, Run, SCHEMA, Settings, Time,
 };
-use super::rounds::{BaselineTiming, DecodeOptions, DraftLength, Output, SpecOptions, Verify, greedy, speculative};
+use super::rounds::{
+    BaselineTiming, DecodeOptions, DraftLength, Output, RunOrder, SpecOptions, Verify, greedy, speculative,
+};
 use super::segmentation::{self, Segmentation};
 use super::strategy::{Pair, Strategy};
 use super::tokens::TextTokenizer;
@@ -56,6 +58,9 @@ pub struct RunOptions {
     pub divergence_tolerance: f32,
     /// When the target alone is timed for the speedups.
     pub baseline: BaselineTiming,
+    /// Whether each prompt goes through every configuration in turn, or each configuration
+    /// through every prompt.
+    pub order: RunOrder,
     pub target_label: String,
     /// The int8 kernel that ran, or `none`.
     pub kernel_label: String,
@@ -206,9 +211,26 @@ where
     let pair = draft.pair;
     let texts: Vec<&str> = baseline.prompts.iter().flat_map(|p| [p.prompt.as_str(), p.text.as_str()]).collect();
     let segmentation = Some(segmentation::measure(pair.target, pair.draft, &texts));
-    let mut runs = Vec::with_capacity(configs.len());
-    for (k, strategy) in configs {
+    // One chooser per configuration for all its prompts: pass costs and acceptance carry over
+    // (acceptance decays by round anyway), so short prompts do not each pay for measuring.
+    let mut autos: Vec<AutoK> =
+        configs.iter().map(|_| AutoK::new(opts.k_max_auto, target_pass.unwrap_or(0.0))).collect();
+    let mut outs: Vec<Vec<Output>> = configs.iter().map(|_| Vec::with_capacity(prompts.len())).collect();
+    let mut again: Vec<Vec<Output>> = configs.iter().map(|_| Vec::new()).collect();
+    let steps: Vec<(usize, usize)> = match opts.order {
+        RunOrder::Interleaved => (0..prompts.len()).flat_map(|p| (0..configs.len()).map(move |c| (c, p))).collect(),
+        RunOrder::Grouped => (0..configs.len()).flat_map(|c| (0..prompts.len()).map(move |p| (c, p))).collect(),
+    };
+    for (c, i) in steps {
+        let (k, strategy) = configs[c];
+        let p = &prompts[i];
         let label = format!("{strategy} k={k}");
+        if paired {
+            progress(&Progress { stage: format!("{label}: baseline"), done, total });
+            again[c].push(greedy(target, &p.target_ids, &opts.decode, clock, energy)?);
+            done += 1;
+        }
+        progress(&Progress { stage: label, done, total });
         let sopts = SpecOptions {
             decode: opts.decode.clone(),
             verify: opts.verify,
@@ -216,35 +238,25 @@ where
             prefix: opts.prefix,
             lookbehind: opts.lookbehind,
         };
-        let mut outs = Vec::with_capacity(prompts.len());
-        // One chooser for all prompts of a configuration: pass costs and acceptance carry over
-        // (acceptance decays by round anyway), so short prompts do not each pay for measuring.
-        let mut auto = AutoK::new(opts.k_max_auto, target_pass.unwrap_or(0.0));
-        let mut again = Vec::new();
-        for p in prompts {
-            if paired {
-                progress(&Progress { stage: format!("{label}: baseline"), done, total });
-                again.push(greedy(target, &p.target_ids, &opts.decode, clock, energy)?);
-                done += 1;
-            }
-            progress(&Progress { stage: label.clone(), done, total });
-            let mut policy = match k {
-                KSetting::Fixed(k) => DraftLength::Fixed(k),
-                KSetting::Auto => DraftLength::Auto(&mut auto),
-            };
-            outs.push(speculative(
-                target,
-                draft.model,
-                pair,
-                &p.target_ids,
-                &p.draft_ids,
-                &sopts,
-                &mut policy,
-                clock,
-                energy,
-            )?);
-            done += 1;
-        }
+        let mut policy = match k {
+            KSetting::Fixed(k) => DraftLength::Fixed(k),
+            KSetting::Auto => DraftLength::Auto(&mut autos[c]),
+        };
+        outs[c].push(speculative(
+            target,
+            draft.model,
+            pair,
+            &p.target_ids,
+            &p.draft_ids,
+            &sopts,
+            &mut policy,
+            clock,
+            energy,
+        )?);
+        done += 1;
+    }
+    let mut runs = Vec::with_capacity(configs.len());
+    for ((&(k, strategy), outs), again) in configs.iter().zip(outs).zip(again) {
         let s = sum(outs);
         let (pass, tps) = if paired {
             let b = sum(again);
@@ -281,6 +293,7 @@ fn report(
             prefix: opts.prefix,
             lookbehind: opts.lookbehind,
             baseline: opts.baseline,
+            order: opts.order,
             stop_ids: opts.decode.stop.clone(),
             prompts,
             divergence_tolerance: opts.divergence_tolerance,

@@ -13,7 +13,7 @@ use serde::{Serialize, Serializer};
 
 use super::lm::Top2;
 use super::metrics::TimeSplit;
-use super::rounds::{BaselineTiming, Verify};
+use super::rounds::{BaselineTiming, RunOrder, Verify};
 use super::segmentation::Segmentation;
 use super::strategy::Strategy;
 
@@ -76,6 +76,9 @@ pub struct Settings {
     pub lookbehind: usize,
     /// When the target alone was timed for the speedups.
     pub baseline: BaselineTiming,
+    /// Whether each prompt went through every configuration in turn (interleaved) or each
+    /// configuration through every prompt (grouped).
+    pub order: RunOrder,
     pub stop_ids: Vec<u32>,
     pub prompts: usize,
     /// Largest logit margin a batched-verification divergence may have to count as a near-tie.

@@ -7,7 +7,7 @@ use crate::speculate::clock::VirtualClock;
 use crate::speculate::energy::VirtualEnergy;
 use crate::speculate::mock::{Charged, OracleModel};
 use crate::speculate::report::{KSetting, Report};
-use crate::speculate::rounds::{BaselineTiming, DecodeOptions, Verify};
+use crate::speculate::rounds::{BaselineTiming, DecodeOptions, RunOrder, Verify};
 use crate::speculate::run::{Draft, Prompt, RunOptions, run};
 use crate::speculate::strategy::{Pair, Strategy};
 use crate::speculate::testutil::tok;
@@ -40,6 +40,7 @@ pub fn build(clock: VirtualClock) -> Report {
         k_max_auto: 8,
         divergence_tolerance: 1e-3,
         baseline: BaselineTiming::Once,
+        order: RunOrder::Interleaved,
         target_label: "mock:mistral-tokenizer".into(),
         kernel_label: "none".into(),
         clock_label: "virtual".into(),

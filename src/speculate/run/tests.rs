@@ -15,6 +15,7 @@ fn options(ks: &[usize], verify: Verify, max_new: usize) -> RunOptions {
         k_max_auto: 8,
         divergence_tolerance: 1e-3,
         baseline: BaselineTiming::Once,
+        order: RunOrder::Interleaved,
         target_label: "t".into(),
         kernel_label: "none".into(),
         clock_label: "virtual".into(),
@@ -156,6 +157,48 @@ fn a_paired_baseline_keeps_drift_out_of_the_speedups() {
         assert!((0.45..0.6).contains(&(once / s)), "once: {once} against {s}");
         assert!((paired / s - 1.0).abs() < 1e-9, "paired: {paired} against {s}");
     }
+}
+
+/// `--order interleaved` spreads a slow stretch over every configuration: two configurations
+/// that make identical rounds (one vocabulary: `none` and `naive` take the same ids) come out
+/// equal when the machine halves its speed halfway through, while grouped, the one that ran
+/// second takes all of the slowdown.
+#[test]
+fn interleaving_spreads_a_slow_stretch_over_every_configuration() {
+    let t = tok("mistral-tiny");
+    let pair = Pair { target: t, draft: t, target_eos: vec![], draft_eos: vec![], target_rows: 2000, identical: true };
+    let speedups = |switch: f64, order: RunOrder| {
+        let clock = VirtualClock::new();
+        let target =
+            Charged { slower_from: switch, ..Charged::new(HashModel::new(2000, 3), clock.clone(), 0.010, 0.0) };
+        let draft = Charged::new(HashModel::new(2000, 3), clock.clone(), 0.001, 0.0);
+        let r = run(
+            &target,
+            pair.target,
+            Some(Draft { model: &draft, pair: &pair, label: "d".into() }),
+            &prompts(4),
+            &RunOptions {
+                strategies: vec![Strategy::None, Strategy::Naive],
+                order,
+                ..options(&[1], Verify::Batched, 64)
+            },
+            &clock,
+            &mut Unavailable("n/a".into()),
+            &mut |_| {},
+        )
+        .unwrap();
+        assert_eq!(r.settings.order, order);
+        (r.runs.iter().map(|x| x.speedup.unwrap()).collect::<Vec<_>>(), clock.now())
+    };
+    // The baseline (4 prompts, 64 passes each, 10 ms a pass) ends at 2.56 s; the slowdown starts
+    // halfway through the configurations, a little early so that no pass straddles it.
+    let (steady, end) = speedups(f64::INFINITY, RunOrder::Grouped);
+    assert!(steady[0] > 1.0 && (steady[0] - steady[1]).abs() < 1e-9, "{steady:?}");
+    let half = 2.56 + (end - 2.56) / 2.0 - 0.005;
+    let (grouped, _) = speedups(half, RunOrder::Grouped);
+    let (interleaved, _) = speedups(half, RunOrder::Interleaved);
+    assert!(grouped[1] / grouped[0] < 0.7, "grouped: {grouped:?}");
+    assert!((interleaved[1] / interleaved[0] - 1.0).abs() < 1e-9, "interleaved: {interleaved:?}");
 }
 
 #[test]
