@@ -5,7 +5,8 @@
 # k = 1, 2, 4, 6, auto. REPS batched runs (files already in WORK are kept) (timings; the summary takes medians) and one
 # --verify exact run (output identical to the target alone). The batched runs time the target
 # alone paired with each configuration (BASELINE=once for one baseline per invocation, as before
-# 2026-12-03). Run from the repository root:
+# 2026-12-03), each prompt through every configuration in turn (ORDER=grouped for one
+# configuration over all prompts at a time, as before 2026-12-04). Run from the repository root:
 #   RESEAM=target/release/reseam REPS=3 sh docs/speculate-trained/run.sh
 set -eu
 RESEAM=${RESEAM:-target/release/reseam}
@@ -31,7 +32,7 @@ for set in wiki instructions questions; do
     while [ $r -le "$REPS" ]; do
       echo "== $set $d rep $r $(date -u +%T) load $(cut -d' ' -f1-3 /proc/loadavg)"
       [ -f "$WORK/$set-$d-rep$r.svg" ] ||
-        $RESEAM speculate $common --baseline "${BASELINE:-paired}" --json "$WORK/$set-$d-rep$r.json" --csv "$WORK/$set-$d-rep$r.csv" \
+        $RESEAM speculate $common --baseline "${BASELINE:-paired}" --order "${ORDER:-interleaved}" --json "$WORK/$set-$d-rep$r.json" --csv "$WORK/$set-$d-rep$r.csv" \
           --plot "$WORK/$set-$d-rep$r.svg" > /dev/null
       r=$((r + 1))
     done
