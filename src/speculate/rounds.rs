@@ -228,6 +228,7 @@ where
                     obs.draft_pass_s.push(dt);
                 } else {
                     obs.catch_up = true;
+                    obs.catch_up_s += dt;
                 }
                 if pending.len() == 1 {
                     out.passes.draft_single.add(dt);
