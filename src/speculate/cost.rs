@@ -11,7 +11,7 @@
 //! α = (T_round/T_target − 1)/k. Above 100% means no acceptance rate can pay for the round:
 //! exactly when T_round > (k+1)·T_target.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 use super::metrics::Acc;
 
@@ -156,15 +156,25 @@ pub struct AutoK {
     draft_pass: Acc,
     /// Verification passes of drafting rounds, by positions.
     verify: BTreeMap<usize, Acc>,
-    /// Target passes of plain rounds at least [`AFTER_ROUNDS`] after the last drafting round:
-    /// what not drafting costs.
-    plain: Acc,
+    /// The latest target passes of plain rounds at least [`AFTER_ROUNDS`] after the last
+    /// drafting round: what not drafting costs, as their median (a first one took 1.03 ms
+    /// against 0.48 later, and as the only one it made drafting look worth it in every round
+    /// for the rest of the run).
+    plain: VecDeque<f64>,
+    /// Rounds since the last of those, and how many more are due before drafting again: a
+    /// chooser that always drafts would never see the target alone again.
+    since_plain: u64,
+    refreshing: u32,
     /// Target passes of the plain rounds that follow a drafting round closer than that. On an
     /// AMD EPYC Zen 3 VM they took 15-25% longer than `plain` for about 5 rounds (the draft's
     /// weights had pushed the target's out of the cache), a cost of each drafting round that
     /// its own timings do not show; counted as one pass, it made the target look dear and a
     /// draft that lost 10% when drafting look worth drafting one round in four.
     after: Acc,
+    /// The latest of those: slower than the target alone, so an upper bound of it that is
+    /// fresh while drafting (a pass's time drifted between 0.4 and 0.8 ms over a few hundred
+    /// rounds, and `plain` kept from a slow spell made drafting look worth it for 100 rounds).
+    after_recent: VecDeque<f64>,
     /// First draft passes of a round that caught up on positions committed while not drafting.
     catch_up: Acc,
     drafting_rounds: u64,
@@ -177,6 +187,12 @@ pub struct AutoK {
 
 /// Plain rounds after a drafting round that are charged to it (see [`AutoK::after`]).
 const AFTER_ROUNDS: u64 = 8;
+/// Plain passes kept for the median, rounds of drafting after which the target alone is timed
+/// again, and how many passes then (with the [`AFTER_ROUNDS`] before them, 12 plain rounds in
+/// 268: at most ~4% of a gain).
+const PLAIN_KEPT: usize = 15;
+const REFRESH_ROUNDS: u64 = 256;
+const REFRESH_PASSES: u32 = 4;
 
 /// Rounds at the start that draft 2 tokens to measure the costs.
 const MEASURING_ROUNDS: u64 = 3;
@@ -197,8 +213,11 @@ impl AutoK {
             drafted: 1.0,
             draft_pass: Acc::default(),
             verify: BTreeMap::new(),
-            plain: Acc::default(),
+            plain: VecDeque::new(),
+            since_plain: 0,
+            refreshing: 0,
             after: Acc::default(),
+            after_recent: VecDeque::new(),
             catch_up: Acc::default(),
             drafting_rounds: 0,
             since_draft: u64::MAX,
@@ -229,7 +248,7 @@ impl AutoK {
         // Costs unknown: measure them, over a few rounds, since the first passes of a run can
         // be cold (a first 3-row verification took 3.3 ms against 1.8 later, which made drafting
         // look as if it could never pay, and then nothing was measured again).
-        let rounds_seen: u64 = self.verify.values().map(|a| a.n).sum::<u64>() + self.plain.n + self.after.n;
+        let rounds_seen: u64 = self.verify.values().map(|a| a.n).sum::<u64>() + self.plain.len() as u64 + self.after.n;
         let (Some(draft_pass), true) = (self.draft_pass.mean(), rounds_seen >= MEASURING_ROUNDS) else {
             return cap.min(2);
         };
@@ -237,14 +256,21 @@ impl AutoK {
         // the baseline may have been timed while the machine ran at another speed (on a shared
         // VM a pass took 1.19 ms in the baseline and 0.9 ms a minute later, which made the
         // target drafting for itself look worth trying).
-        // Passes just after drafting are slower; without a plain one yet, the lower of those
-        // and the baseline's (the first makes drafting look too good).
-        let baseline = (self.target_pass > 0.0).then_some(self.target_pass);
-        let target_pass = self.plain.mean().or_else(|| match (self.after.mean(), baseline) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        });
-        let target_pass = target_pass.unwrap_or(0.0);
+        // Passes just after drafting are slower: the lower of theirs and the plain ones' (or
+        // without a plain one yet, the baseline's).
+        if self.since_plain >= REFRESH_ROUNDS {
+            self.refreshing = REFRESH_PASSES;
+            self.since_plain = 0;
+        }
+        if self.refreshing > 0 {
+            return 0;
+        }
+        let baseline = (self.plain.is_empty() && self.target_pass > 0.0).then_some(self.target_pass);
+        let target_pass = [median(&self.plain), median(&self.after_recent), baseline]
+            .into_iter()
+            .flatten()
+            .fold(f64::INFINITY, f64::min);
+        let target_pass = if target_pass.is_finite() { target_pass } else { 0.0 };
         // What drafting costs beyond its round: the slower plain passes after it and the
         // catching up before it, per drafting round.
         let rounds = self.drafting_rounds.max(1) as f64;
@@ -309,12 +335,39 @@ impl AutoK {
             self.verify.entry(r.verify_rows).or_default().add(r.verify_s);
         } else {
             self.since_draft = self.since_draft.saturating_add(1);
-            if self.since_draft <= AFTER_ROUNDS { &mut self.after } else { &mut self.plain }.add(r.verify_s);
+            if self.since_draft <= AFTER_ROUNDS {
+                self.after.add(r.verify_s);
+                push_recent(&mut self.after_recent, r.verify_s);
+            } else {
+                push_recent(&mut self.plain, r.verify_s);
+                self.since_plain = 0;
+                self.refreshing = self.refreshing.saturating_sub(1);
+                return;
+            }
         }
+        self.since_plain = self.since_plain.saturating_add(1);
     }
 }
 
 /// Φ(z).
+fn push_recent(xs: &mut VecDeque<f64>, x: f64) {
+    if xs.len() == PLAIN_KEPT {
+        xs.pop_front();
+    }
+    xs.push_back(x);
+}
+
+fn median(xs: &VecDeque<f64>) -> Option<f64> {
+    let mut v: Vec<f64> = xs.iter().copied().collect();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(v[n / 2]),
+        _ => Some(0.5 * (v[n / 2 - 1] + v[n / 2])),
+    }
+}
+
 fn normal_cdf(z: f64) -> f64 {
     0.5 * libm::erfc(-z / std::f64::consts::SQRT_2)
 }
@@ -481,7 +534,7 @@ mod tests {
     fn auto_k_judges_the_target_by_its_passes_now() {
         let mut a = AutoK::new(8, 1.2);
         a.draft_pass.add(1.0);
-        a.plain = Acc { n: 100, seconds: 90.0 };
+        a.plain = std::iter::repeat_n(0.9, PLAIN_KEPT).collect();
         a.verify.insert(2, Acc { n: 3, seconds: 3.6 });
         assert!((0..100).all(|_| a.choose(8) == 0), "no drafting");
         let mut stale = AutoK::new(8, 1.2);
@@ -490,14 +543,11 @@ mod tests {
         assert!((0..100).any(|_| stale.choose(8) == 1), "without its own passes it tries");
     }
 
-    /// A machine where drafting slows the target's next 5 plain passes from 1.0 to 1.3 and a
-    /// k = 1 round costs 1.7 (draft 0.35, verification 1.35): at α = 0.6 drafting yields 1.6
-    /// tokens per 1.7 against 1 per 1.0, a loss however it is spread. Judged by the mean of
-    /// all plain passes, the target looked dear enough to draft often; charged its aftermath,
-    /// drafting is rare and decoding within 5% of plain.
-    #[test]
-    fn auto_k_charges_drafting_the_slower_passes_after_it() {
-        let mut a = AutoK::new(1, 1.0);
+    /// Replays 3000 rounds on a machine where drafting slows the target's next 5 plain passes
+    /// from 1.0 to 1.3 and a k = 1 round costs 1.7 (draft 0.35, verification 1.35): at α = 0.6
+    /// drafting yields 1.6 tokens per 1.7 against 1 per 1.0, a loss however it is spread.
+    /// Returns tokens per plain pass time and the drafting rounds.
+    fn replay_drafting_that_slows_the_target(a: &mut AutoK) -> (f64, u32) {
         let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
         let mut uniform = || {
             seed ^= seed << 13;
@@ -530,9 +580,27 @@ mod tests {
                 catch_up_s: 0.0,
             });
         }
-        let speed = tokens / time;
+        (tokens / time, drafted)
+    }
+
+    /// Judged by the mean of all plain passes, the target looked dear enough to draft in
+    /// nearly every round (0.94 of plain speed); charged its aftermath, drafting is rare.
+    #[test]
+    fn auto_k_charges_drafting_the_slower_passes_after_it() {
+        let (speed, drafted) = replay_drafting_that_slows_the_target(&mut AutoK::new(1, 1.0));
         assert!(speed > 0.95, "tokens per plain pass time {speed:.3}, drafted in {drafted} of 3000 rounds");
         assert!(drafted < 150, "drafted in {drafted} of 3000 rounds");
+    }
+
+    /// One slow first plain pass (a cold cache) made the target look twice as dear; a chooser
+    /// that then drafts every round never times the target alone again unless made to.
+    #[test]
+    fn auto_k_times_the_target_alone_again_while_drafting() {
+        let mut a = AutoK::new(1, 1.0);
+        a.plain.push_back(2.0);
+        let (speed, drafted) = replay_drafting_that_slows_the_target(&mut a);
+        assert!(speed > 0.95, "tokens per plain pass time {speed:.3}, drafted in {drafted} of 3000 rounds");
+        assert!(drafted < 400, "drafted in {drafted} of 3000 rounds");
     }
 
     #[test]
