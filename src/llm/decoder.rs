@@ -203,24 +203,13 @@ impl Logits {
 
     /// The greedy choice: the first index of the largest value (as `torch.argmax`).
     pub fn argmax(&self, i: usize) -> u32 {
-        argmax(self.row(i)).0
+        super::pick::argmax(self.row(i)).0
     }
 
     /// Every row's greedy choice.
     pub fn argmaxes(&self) -> Vec<u32> {
         (0..self.rows()).map(|i| self.argmax(i)).collect()
     }
-}
-
-/// First index of the maximum and the maximum (NaN never wins).
-pub fn argmax(row: &[f32]) -> (u32, f32) {
-    let mut best = (0u32, f32::NEG_INFINITY);
-    for (i, &v) in row.iter().enumerate() {
-        if v > best.1 {
-            best = (i as u32, v);
-        }
-    }
-    best
 }
 
 /// The weights of a decoder, in one precision.

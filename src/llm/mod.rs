@@ -6,7 +6,7 @@
 //! ([`checkpoint`] weights, one config file per architecture: [`llama`], [`mistral`],
 //! [`qwen2`], read into [`config`]'s shape; the shared decoder in [`decoder`] over [`layers`] and
 //! [`linear`], with a
-//! [`KvCache`] per sequence) → logits → [`generate`] (greedy) → [`tokenizer`] → text.
+//! [`KvCache`] per sequence) → logits → [`pick`] and [`generate`] (greedy) → [`tokenizer`] → text.
 //!
 //! [`Llm`] bundles what a checkpoint folder holds: the model, its tokenizer, its chat template
 //! and its stop tokens.
@@ -23,6 +23,7 @@ pub mod linear;
 pub mod llama;
 pub mod mistral;
 pub mod model;
+pub mod pick;
 pub mod prompts;
 pub mod qwen2;
 pub mod synthetic;
@@ -36,9 +37,10 @@ use std::path::{Path, PathBuf};
 pub use cache::KvCache;
 pub use chat::{ChatTemplate, Message};
 pub use config::{ArchitectureSpec, CommonConfig, DecoderSpec, RopeScaling, RopeSpec};
-pub use decoder::{LogitRows, Logits, argmax};
+pub use decoder::{LogitRows, Logits};
 pub use linear::Precision;
 pub use model::{Architecture, LoadOptions, Model, PackStatus};
+pub use pick::argmax;
 pub use tokenizer::{SpecialTokens, Tokenizer};
 
 /// What can go wrong with a checkpoint, a prompt or a forward pass.

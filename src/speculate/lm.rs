@@ -8,6 +8,8 @@
 pub type ForwardError = Box<dyn std::error::Error + Send + Sync>;
 
 pub use crate::llm::Logits;
+/// The greedy pick lives with the models; speculative decoding uses it for every choice.
+pub use crate::llm::pick::{Top2, top2};
 
 /// A causal language model whose per-sequence state (the KV cache) lives outside the model, so one
 /// loaded model serves any number of sequences.
@@ -38,72 +40,9 @@ pub trait LanguageModel {
     fn trim(&self, state: &mut Self::State, len: usize);
 }
 
-/// The two best entries of a logits row: what greedy decoding picked and what it beat.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
-pub struct Top2 {
-    pub id: u32,
-    pub logit: f32,
-    pub runner_up: u32,
-    pub runner_up_logit: f32,
-}
-
-impl Top2 {
-    /// How far the winner is ahead; a near-tie (tiny margin) can flip under other arithmetic.
-    pub fn margin(&self) -> f32 {
-        self.logit - self.runner_up_logit
-    }
-}
-
-/// Greedy choice with the rule every path shares: the first index holding the maximum wins, and
-/// NaN never wins. Both the baseline and every verification use this one function, so ties break
-/// the same way (a `>` against `>=` mismatch is a known cause of false divergences).
-pub fn top2(row: &[f32]) -> Top2 {
-    let mut best: Option<(u32, f32)> = None;
-    let mut second: Option<(u32, f32)> = None;
-    for (i, &v) in row.iter().enumerate() {
-        if v.is_nan() {
-            continue;
-        }
-        let i = i as u32;
-        match best {
-            Some((_, b)) if v <= b => {
-                if second.is_none_or(|(_, s)| v > s) {
-                    second = Some((i, v));
-                }
-            }
-            _ => {
-                second = best;
-                best = Some((i, v));
-            }
-        }
-    }
-    let (id, logit) = best.unwrap_or((0, f32::NEG_INFINITY));
-    let (runner_up, runner_up_logit) = second.unwrap_or((id, f32::NEG_INFINITY));
-    Top2 { id, logit, runner_up, runner_up_logit }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn first_maximum_wins_ties() {
-        let t = top2(&[1.0, 3.0, 3.0, 2.0]);
-        assert_eq!((t.id, t.runner_up), (1, 2));
-        assert_eq!(t.margin(), 0.0);
-    }
-
-    #[test]
-    fn runner_up_is_second_largest() {
-        let t = top2(&[5.0, 1.0, 4.0, 4.5]);
-        assert_eq!((t.id, t.logit, t.runner_up, t.runner_up_logit), (0, 5.0, 3, 4.5));
-    }
-
-    #[test]
-    fn nan_never_wins() {
-        let t = top2(&[f32::NAN, -1.0, f32::NAN, -2.0]);
-        assert_eq!((t.id, t.runner_up), (1, 3));
-    }
 
     #[test]
     fn rows_are_sliced_by_width() {
