@@ -30,8 +30,9 @@ pub struct Args {
 
     /// Draft lengths to try, comma-separated: tokens the draft proposes per round (e.g. 2, or
     /// 2,4,6). "auto" picks k every round from the running acceptance rate and the measured
-    /// pass costs, to maximise the expected speedup, and drafts in as many rounds as it is
-    /// likely that drafting pays (never when it cannot: a draft as dear as the target).
+    /// pass costs, to maximise the expected speedup; it drafts in every round while drafting
+    /// is at least as likely to pay as not, and less often the less likely it is (never when
+    /// it cannot: a draft as dear as the target).
     #[arg(short = 'k', long = "k", env = "RESEAM_SPECULATE_K", value_name = "K,...", default_value = "2", value_parser = parse_ks)]
     ks: KList,
 
