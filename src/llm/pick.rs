@@ -69,9 +69,12 @@ pub fn top2(row: &[f32]) -> Top2 {
     };
     let (before, after) = (&row[..best], &row[best + 1..]);
     let second = max_value(before).max(max_value(after));
-    let runner_up =
-        first_equal(before, second).or_else(|| first_equal(after, second).map(|i| best + 1 + i)).unwrap_or(best);
-    let runner_up_logit = if runner_up == best { f32::NEG_INFINITY } else { row[runner_up] };
+    // No other number: the winner stands as its own runner-up, at −∞.
+    let (runner_up, runner_up_logit) =
+        match first_equal(before, second).or_else(|| first_equal(after, second).map(|i| best + 1 + i)) {
+            Some(i) => (i, row[i]),
+            None => (best, f32::NEG_INFINITY),
+        };
     Top2 { id: best as u32, logit: row[best], runner_up: runner_up as u32, runner_up_logit }
 }
 

@@ -5,13 +5,15 @@
 //! candidates (strategies none / naive / context, over `tokenizer`), the target verifies them in
 //! one pass and commits the longest agreeing run plus its own next token, and `resync` brings the
 //! draft's context in line with what was committed. `run` repeats that over prompts and
-//! configurations against the target alone; `metrics`, `cost`, `energy` and `clock` measure;
+//! configurations against the target alone, `auto_k` choosing k each round for `-k auto`;
+//! `metrics`, `cost`, `energy` and `clock` measure;
 //! `report` writes the table, JSON, CSV and SVG; `draft_vocab` picks the ids a draft's cut output
 //! layer keeps. `mock` has models for tests. The engine's
 //! models and tokenizers (`crate::llm`) implement the two traits; `crate::speculate::experiment`
 //! runs the experiment on checkpoint folders.
 
 mod adapt;
+pub mod auto_k;
 pub mod clock;
 pub mod cost;
 pub mod draft_vocab;

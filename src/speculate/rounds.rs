@@ -7,8 +7,8 @@
 //! the draft proposes; a difference is a bug in acceptance, commit or cache trimming.
 
 use super::SpeculateError;
+use super::auto_k::{AutoK, RoundObservation};
 use super::clock::Clock;
-use super::cost::{AutoK, RoundObservation};
 use super::energy::EnergyMeter;
 use super::lm::{LanguageModel, Top2, top2};
 use super::metrics::{Counters, PassTimes, TimeSplit};

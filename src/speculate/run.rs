@@ -3,8 +3,9 @@
 //! a draft the report is the baseline alone: one greedy loop and one report shape either way.
 
 use super::SpeculateError;
+use super::auto_k::AutoK;
 use super::clock::Clock;
-use super::cost::{AutoK, CostInputs, break_even_geometric, break_even_linear, expected_tokens};
+use super::cost::{CostInputs, break_even_geometric, break_even_linear, expected_tokens};
 use super::energy::EnergyMeter;
 use super::lm::LanguageModel;
 use super::metrics::{Counters, PassTimes, TimeSplit};

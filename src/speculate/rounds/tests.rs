@@ -1,7 +1,7 @@
 use super::*;
 use crate::llm::Tokenizer as HfTokenizer;
+use crate::speculate::auto_k::AutoK;
 use crate::speculate::clock::{VirtualClock, WallClock};
-use crate::speculate::cost::AutoK;
 use crate::speculate::energy::Unavailable;
 use crate::speculate::mock::{Charged, HashModel, OracleModel};
 use crate::speculate::testutil::{MODELS, tok};
