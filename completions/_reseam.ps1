@@ -117,7 +117,7 @@ Register-ArgumentCompleter -Native -CommandName 'reseam' -ScriptBlock {
             [CompletionResult]::new('--max-texts', '--max-texts', [CompletionResultType]::ParameterName, 'Most texts in one request (413 beyond)')
             [CompletionResult]::new('--max-chars', '--max-chars', [CompletionResultType]::ParameterName, 'Most bytes of text in one request (413 beyond)')
             [CompletionResult]::new('--http-threads', '--http-threads', [CompletionResultType]::ParameterName, 'Requests translating at once; more wait in a queue of --max-queue')
-            [CompletionResult]::new('--max-queue', '--max-queue', [CompletionResultType]::ParameterName, 'Requests waiting for one of the HTTP_THREADS slots; beyond, 503 with Retry-After')
+            [CompletionResult]::new('--max-queue', '--max-queue', [CompletionResultType]::ParameterName, 'Requests waiting for one of the HTTP_THREADS slots; beyond, 503 with Retry-After (429 on DeepL''s routes, which DeepL''s client libraries retry)')
             [CompletionResult]::new('--max-body', '--max-body', [CompletionResultType]::ParameterName, 'Largest request body in bytes; larger ones get 413 before they are read [default: 8 × MAX_CHARS + 64 KiB, room for JSON escapes]')
             [CompletionResult]::new('--max-connections', '--max-connections', [CompletionResultType]::ParameterName, 'Open connections at most; more are closed as they arrive')
             [CompletionResult]::new('--read-timeout', '--read-timeout', [CompletionResultType]::ParameterName, 'Seconds a client has to send a request''s headers, and then its body (408 after), and that an idle keep-alive connection stays open')

@@ -109,7 +109,7 @@ set edit:completion:arg-completer[reseam] = {|@words|
             cand --max-texts 'Most texts in one request (413 beyond)'
             cand --max-chars 'Most bytes of text in one request (413 beyond)'
             cand --http-threads 'Requests translating at once; more wait in a queue of --max-queue'
-            cand --max-queue 'Requests waiting for one of the HTTP_THREADS slots; beyond, 503 with Retry-After'
+            cand --max-queue 'Requests waiting for one of the HTTP_THREADS slots; beyond, 503 with Retry-After (429 on DeepL''s routes, which DeepL''s client libraries retry)'
             cand --max-body 'Largest request body in bytes; larger ones get 413 before they are read [default: 8 × MAX_CHARS + 64 KiB, room for JSON escapes]'
             cand --max-connections 'Open connections at most; more are closed as they arrive'
             cand --read-timeout 'Seconds a client has to send a request''s headers, and then its body (408 after), and that an idle keep-alive connection stays open'

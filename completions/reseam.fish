@@ -106,7 +106,7 @@ complete -c reseam -n "__fish_reseam_using_subcommand serve" -l max-batch -d 'Mo
 complete -c reseam -n "__fish_reseam_using_subcommand serve" -l max-texts -d 'Most texts in one request (413 beyond)' -r
 complete -c reseam -n "__fish_reseam_using_subcommand serve" -l max-chars -d 'Most bytes of text in one request (413 beyond)' -r
 complete -c reseam -n "__fish_reseam_using_subcommand serve" -l http-threads -d 'Requests translating at once; more wait in a queue of --max-queue' -r
-complete -c reseam -n "__fish_reseam_using_subcommand serve" -l max-queue -d 'Requests waiting for one of the HTTP_THREADS slots; beyond, 503 with Retry-After' -r
+complete -c reseam -n "__fish_reseam_using_subcommand serve" -l max-queue -d 'Requests waiting for one of the HTTP_THREADS slots; beyond, 503 with Retry-After (429 on DeepL\'s routes, which DeepL\'s client libraries retry)' -r
 complete -c reseam -n "__fish_reseam_using_subcommand serve" -l max-body -d 'Largest request body in bytes; larger ones get 413 before they are read [default: 8 × MAX_CHARS + 64 KiB, room for JSON escapes]' -r
 complete -c reseam -n "__fish_reseam_using_subcommand serve" -l max-connections -d 'Open connections at most; more are closed as they arrive' -r
 complete -c reseam -n "__fish_reseam_using_subcommand serve" -l read-timeout -d 'Seconds a client has to send a request\'s headers, and then its body (408 after), and that an idle keep-alive connection stays open' -r

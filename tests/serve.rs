@@ -5,6 +5,7 @@
 
 mod auth;
 mod client;
+mod deepl;
 mod limits;
 mod logs;
 mod malformed;

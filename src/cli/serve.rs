@@ -64,7 +64,8 @@ pub struct Args {
     #[arg(long, env = "HTTP_THREADS", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
     pub http_threads: u32,
 
-    /// Requests waiting for one of the HTTP_THREADS slots; beyond, 503 with Retry-After.
+    /// Requests waiting for one of the HTTP_THREADS slots; beyond, 503 with Retry-After (429 on
+    /// DeepL's routes, which DeepL's client libraries retry).
     #[arg(long, env = "MAX_QUEUE", default_value_t = 256)]
     pub max_queue: usize,
 

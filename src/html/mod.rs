@@ -118,6 +118,22 @@ fn encode(raw: &str, translation: &str) -> String {
     out
 }
 
+/// What translating HTML does with an element, by its name alone (see the table above): what
+/// the server checks DeepL's `ignore_tags`, `splitting_tags` and `non_splitting_tags` against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TagRole {
+    /// Its content is kept as it is (`code`, `pre`, `script`...).
+    Untranslated,
+    /// Inside a sentence (`b`, `a`, `span`...).
+    Inline,
+    /// Ends a sentence (`p`, `br`, `li`, and any tag not known to be inline).
+    Block,
+}
+
+pub fn tag_role(name: &str) -> TagRole {
+    scan::role(name)
+}
+
 /// The text of `html` that would be translated, run after run (for language identification).
 pub fn text_content(html: &str) -> String {
     match scan::scan(html) {

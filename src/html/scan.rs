@@ -26,6 +26,18 @@ const INLINE: &[&str] = &[
     "ruby", "s", "small", "span", "strike", "strong", "sub", "sup", "time", "u", "wbr",
 ];
 
+/// How an element named `name` (any case) is treated: [`super::TagRole`].
+pub(super) fn role(name: &str) -> super::TagRole {
+    let name = name.to_ascii_lowercase();
+    if NOT_TRANSLATED.contains(&name.as_str()) {
+        super::TagRole::Untranslated
+    } else if INLINE.contains(&name.as_str()) {
+        super::TagRole::Inline
+    } else {
+        super::TagRole::Block
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub(super) enum Kind {
     /// A text node; `translatable` when inside nothing that forbids it and not raw text.

@@ -38,6 +38,9 @@ pub struct Job {
     pub texts: Vec<String>,
     /// The texts are HTML: their markup is kept ([`crate::html`]).
     pub html: bool,
+    /// Split lines into sentences; `None`: as the server is set up (DeepL's `split_sentences=0`
+    /// asks for each line as one sentence).
+    pub split_sentences: Option<bool>,
 }
 
 /// The translations of a [`Job`], in order, and what identification found for each text (when
@@ -250,7 +253,12 @@ impl Core {
                 )),
                 other => ApiError::internal(&other),
             })?;
-            let opts = TranslateOptions { from: from.clone(), to: to.clone(), ..self.base.clone() };
+            let opts = TranslateOptions {
+                from: from.clone(),
+                to: to.clone(),
+                split_sentences: job.split_sentences.unwrap_or(self.base.split_sentences),
+                ..self.base.clone()
+            };
             let translator =
                 Translator::on_engine(self.engine.clone(), stages, &opts).map_err(|e| ApiError::from_error(&e))?;
             let posts: Vec<&str> = members.iter().map(|&i| job.texts[i].as_str()).collect();

@@ -154,7 +154,8 @@ async fn respond(shared: &Shared, route: Route, req: Request<Incoming>) -> Resul
     let authorization = header(header::AUTHORIZATION);
     let x_api_token = req.headers().get("x-api-token").and_then(|v| v.to_str().ok()).map(str::to_string);
     let content_type = header(header::CONTENT_TYPE);
-    let parsed: Result<Params, ApiError> = if req.method() == Method::POST {
+    // A GET's form body is read too: deepl-python sends `/v2/languages`' `type=target` there.
+    let parsed: Result<Params, ApiError> = if req.method() != Method::HEAD && route.reads_body() {
         match read_body(&shared.opts, req).await {
             Ok(bytes) => params::kind(content_type.as_deref(), &bytes).and_then(|k| Params::parse(k, &bytes, &query)),
             // Size and time limits come before the token: nothing more is read either way.
@@ -262,7 +263,14 @@ fn reply_response(reply: Reply) -> HttpResponse {
 }
 
 fn error_response(style: super::api::ErrorStyle, e: &ApiError) -> HttpResponse {
-    let mut r = with_body(e.status, style.body(e));
+    let mut r = with_body(style.status(e), style.body(e));
+    if style == super::api::ErrorStyle::Empty {
+        // mozilla's dialect answers with no body; the reason goes in a header instead.
+        let ascii: String = e.message.chars().map(|c| if c.is_ascii_graphic() || c == ' ' { c } else { '?' }).collect();
+        if let Ok(v) = HeaderValue::from_str(&ascii) {
+            r.headers_mut().insert("x-reseam-error", v);
+        }
+    }
     if let Some(s) = e.retry_after {
         r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(s));
     }

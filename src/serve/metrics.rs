@@ -63,6 +63,9 @@ pub struct Metrics {
     pub chars: AtomicU64,
     /// Requests answered with a 4xx or 5xx.
     pub errors: AtomicU64,
+    /// Characters (code points) of the texts DeepL's `/v2/translate` translated: its
+    /// `/v2/usage`.
+    pub billed_characters: AtomicU64,
     /// Requests waiting for a compute slot.
     pub queued: AtomicUsize,
     /// Requests being handled.

@@ -100,6 +100,45 @@ impl Params {
         Ok(self.pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone()))
     }
 
+    /// A string field that must be a string in JSON (`{"text": 5}` is refused, not read as "5"):
+    /// for the texts to translate, where a number is a client's mistake.
+    pub fn string(&self, key: &str) -> Result<Option<String>, ApiError> {
+        match self.json.as_ref().and_then(|m| m.get(key)) {
+            Some(Value::Number(_) | Value::Bool(_)) => Err(ApiError::wrong_type(key, "a string")),
+            _ => self.str(key),
+        }
+    }
+
+    /// A list of names: a JSON array of strings or one string, or one or repeated form fields;
+    /// each item may itself be comma-separated (DeepL's `ignore_tags=a,b`). Blank items dropped.
+    pub fn list(&self, key: &str) -> Result<Option<Vec<String>>, ApiError> {
+        let raw: Vec<String> = match self.json.as_ref().and_then(|m| m.get(key)) {
+            Some(Value::Null) => return Ok(None),
+            Some(Value::Array(items)) => {
+                let mut out = Vec::with_capacity(items.len());
+                for (i, item) in items.iter().enumerate() {
+                    match item {
+                        Value::String(s) => out.push(s.clone()),
+                        _ => return Err(ApiError::wrong_type(&format!("{key}[{i}]"), "a string")),
+                    }
+                }
+                out
+            }
+            Some(Value::String(s)) => vec![s.clone()],
+            Some(_) => return Err(ApiError::wrong_type(key, "a string or an array of strings")),
+            None => {
+                let values: Vec<String> = self.pairs.iter().filter(|(k, _)| k == key).map(|(_, v)| v.clone()).collect();
+                if values.is_empty() {
+                    return Ok(None);
+                }
+                values
+            }
+        };
+        Ok(Some(
+            raw.iter().flat_map(|s| s.split(',')).map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect(),
+        ))
+    }
+
     /// A required string field.
     pub fn required(&self, key: &str) -> Result<String, ApiError> {
         self.str(key)?.ok_or_else(|| ApiError::missing(key))
@@ -161,6 +200,22 @@ mod tests {
         assert!(j.str("source").unwrap_err().message.contains("source"));
         assert!(j.texts("texts").unwrap_err().message.contains("texts"));
         assert_eq!(j.required("target").unwrap_err().message, "Invalid request: missing target parameter");
+    }
+
+    #[test]
+    fn strict_strings_and_lists() {
+        let j =
+            Params::parse(Kind::Json, br#"{"text":5,"ok":"a","t":["a,b"," c",""],"u":"x, y","bad":[1]}"#, "").unwrap();
+        assert!(j.string("text").unwrap_err().message.contains("text must be a string"));
+        assert_eq!(j.string("ok").unwrap().as_deref(), Some("a"));
+        assert_eq!(j.string("none").unwrap(), None);
+        assert_eq!(j.list("t").unwrap(), Some(vec!["a".into(), "b".into(), "c".into()]));
+        assert_eq!(j.list("u").unwrap(), Some(vec!["x".into(), "y".into()]));
+        assert!(j.list("bad").unwrap_err().message.contains("bad[0]"));
+        assert_eq!(j.list("none").unwrap(), None);
+        let f = Params::parse(Kind::Form, b"tags=a,b&tags=c&text=5", "").unwrap();
+        assert_eq!(f.list("tags").unwrap(), Some(vec!["a".into(), "b".into(), "c".into()]));
+        assert_eq!(f.string("text").unwrap().as_deref(), Some("5"), "a form carries text only");
     }
 
     #[test]

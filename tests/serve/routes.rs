@@ -348,14 +348,20 @@ fn deepl_v2_form_json_languages_and_deeplx() {
     let v = s.post_json("/v2/translate", &json!({"text": ["Hola"], "target_lang": "DE"})).expect_json(400);
     assert!(v["message"].as_str().unwrap().contains("DE is not supported"), "{v}");
 
-    // /v2/languages: source (default) and target lists, DeepL's upper-case codes.
-    let both = json!([
-        {"language": "EN", "name": "English", "supports_formality": false},
+    // /v2/languages: source (default) and target lists, DeepL's upper-case codes; targets with
+    // supports_formality, English by variety (the client libraries refuse a bare EN target).
+    let sources = json!([{"language": "EN", "name": "English"}, {"language": "ES", "name": "Spanish"}]);
+    let targets = json!([
+        {"language": "EN-GB", "name": "English (British)", "supports_formality": false},
+        {"language": "EN-US", "name": "English (American)", "supports_formality": false},
         {"language": "ES", "name": "Spanish", "supports_formality": false},
     ]);
-    assert_eq!(s.get("/v2/languages").expect_json(200), both);
-    assert_eq!(s.get("/v2/languages?type=source").expect_json(200), both);
-    assert_eq!(s.get("/v2/languages?type=target").expect_json(200), both);
+    assert_eq!(s.get("/v2/languages").expect_json(200), sources);
+    assert_eq!(s.get("/v2/languages?type=source").expect_json(200), sources);
+    assert_eq!(s.get("/v2/languages?type=target").expect_json(200), targets);
+    // deepl-python sends the type as a form body of its GET.
+    let r = s.send(Req::get("/v2/languages").form(&[("type", "target")]));
+    assert_eq!(r.expect_json(200), targets);
     let v = s.get("/v2/languages?type=other").expect_json(400);
     assert!(v["message"].as_str().unwrap().contains("type"), "{v}");
 

@@ -27,6 +27,7 @@ pub fn translate(core: &Core, p: &Params) -> Result<Reply, ApiError> {
             to: to.clone(),
             texts: members.iter().map(|&i| texts[i].clone()).collect(),
             html,
+            split_sentences: None,
         };
         let out = core.translate(&job)?;
         for (k, &i) in members.iter().enumerate() {

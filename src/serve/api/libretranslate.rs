@@ -46,7 +46,7 @@ pub fn translate(core: &Core, p: &Params) -> Result<Reply, ApiError> {
         }
     };
     let auto = source.trim().eq_ignore_ascii_case("auto");
-    let job = Job { from: Some(source), to: target, texts, html };
+    let job = Job { from: Some(source), to: target, texts, html, split_sentences: None };
     let out = core.translate(&job)?;
     let mut body = if list {
         json!({ "translatedText": out.translations })

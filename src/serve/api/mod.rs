@@ -6,13 +6,15 @@
 //! | `GET /health`, `/v1/languages`, `POST /v1/translate` (`texts`) | reseam (the seed's API) |
 //! | `POST /v1/translate` (`text`) | mozilla/translation-service |
 //! | `POST /translate` (`q`), `/detect`, `GET /languages`, `/frontend/settings`, `/spec` | LibreTranslate |
-//! | `POST /translate` (`text` + `source_lang`/`target_lang`), `/deeplx`, `/v2/translate`, `GET /v2/languages` | DeepLX, DeepL v2 |
+//! | `POST /translate` (`text` + `source_lang`/`target_lang`), `/deeplx` | DeepLX |
+//! | `POST /v2/translate`, `GET /v2/languages`, `/v2/usage`, `/v2/glossary-language-pairs`, `/v2/glossaries[/…]`, `/v2/document[/…]` | DeepL v2, as its client libraries use it |
 //! | `POST /translate` (`text` + `to`), `/translate/batch` | MTranServer |
 //! | `POST /imme` | Immersive Translate's custom API |
 //! | `POST /kiss` | Kiss Translator's custom API |
 //! | `GET /ready`, `/__heartbeat__`, `/__lbheartbeat__`, `/__version__`, `/metrics`, `/` | operations, the web page |
 
 pub mod deepl;
+pub mod deepl_options;
 pub mod immersive;
 pub mod kiss;
 pub mod libretranslate;
@@ -80,6 +82,15 @@ impl ErrorStyle {
             ErrorStyle::Empty => Body::Empty,
         }
     }
+
+    /// The status `e` is answered with: DeepL's clients know a full queue as 429 (they retry it
+    /// with backoff, then raise their too-many-requests error), which the others get as 503.
+    pub fn status(self, e: &ApiError) -> u16 {
+        match self {
+            ErrorStyle::Message if e.status == 503 && e.retry_after.is_some() => 429,
+            _ => e.status,
+        }
+    }
 }
 
 /// Every route the server has.
@@ -104,6 +115,17 @@ pub enum Route {
     LtSpec,
     DeepL,
     DeepLLanguages,
+    DeepLUsage,
+    DeepLGlossaryPairs,
+    /// `GET /v2/glossaries`.
+    DeepLGlossaries,
+    /// `POST /v2/glossaries`.
+    DeepLGlossaryCreate,
+    /// `/v2/glossaries/{id}` and `/v2/glossaries/{id}/entries`.
+    DeepLGlossary,
+    DeepLDocument,
+    /// `/v2/document/{id}` and `/v2/document/{id}/result`.
+    DeepLDocumentStatus,
     DeepLX,
     Imme,
     Kiss,
@@ -138,14 +160,21 @@ impl Route {
             "/spec" => (Route::LtSpec, "GET"),
             "/v2/translate" | "/deepl" => (Route::DeepL, "POST"),
             "/v2/languages" => (Route::DeepLLanguages, "GET"),
+            "/v2/usage" => (Route::DeepLUsage, "GET, POST"),
+            "/v2/glossary-language-pairs" => (Route::DeepLGlossaryPairs, "GET"),
+            "/v2/glossaries" if method == "POST" => (Route::DeepLGlossaryCreate, "POST"),
+            "/v2/glossaries" => (Route::DeepLGlossaries, "GET, POST"),
+            p if p.starts_with("/v2/glossaries/") => (Route::DeepLGlossary, "GET, DELETE"),
+            "/v2/document" => (Route::DeepLDocument, "POST"),
+            p if p.starts_with("/v2/document/") => (Route::DeepLDocumentStatus, "GET, POST"),
             "/deeplx" => (Route::DeepLX, "POST"),
             "/imme" => (Route::Imme, "POST"),
             "/kiss" => (Route::Kiss, "POST"),
             _ => return Err(NoRoute::NotFound),
         };
         // HEAD is GET without the body; LibreTranslate's languages list is also POSTed by some.
-        let ok = method == allowed
-            || (allowed == "GET" && method == "HEAD")
+        let ok = allowed.split(", ").any(|m| m == method)
+            || (allowed.starts_with("GET") && method == "HEAD")
             || (route == Route::LtLanguages && method == "POST");
         if ok { Ok(route) } else { Err(NoRoute::Method(allowed)) }
     }
@@ -170,6 +199,13 @@ impl Route {
             Route::LtSpec => "spec",
             Route::DeepL => "v2_translate",
             Route::DeepLLanguages => "v2_languages",
+            Route::DeepLUsage => "v2_usage",
+            Route::DeepLGlossaryPairs => "v2_glossary_language_pairs",
+            Route::DeepLGlossaries => "v2_glossaries",
+            Route::DeepLGlossaryCreate => "v2_glossary_create",
+            Route::DeepLGlossary => "v2_glossary",
+            Route::DeepLDocument => "v2_document",
+            Route::DeepLDocumentStatus => "v2_document_status",
             Route::DeepLX => "deeplx",
             Route::Imme => "imme",
             Route::Kiss => "kiss",
@@ -196,6 +232,11 @@ impl Route {
         )
     }
 
+    /// Whether the request's body is read: not a document upload (multipart, refused unread).
+    pub fn reads_body(self) -> bool {
+        self != Route::DeepLDocument
+    }
+
     /// Whether the route computes (translation, identification): it then waits for one of
     /// HTTP_THREADS slots and runs off the network threads.
     pub fn computes(self) -> bool {
@@ -215,7 +256,15 @@ impl Route {
     /// The error shape of the route (for a request whose body is `params`, when it was read).
     pub fn style(self, params: Option<&Params>) -> ErrorStyle {
         match self {
-            Route::DeepL | Route::DeepLLanguages => ErrorStyle::Message,
+            Route::DeepL
+            | Route::DeepLLanguages
+            | Route::DeepLUsage
+            | Route::DeepLGlossaryPairs
+            | Route::DeepLGlossaries
+            | Route::DeepLGlossaryCreate
+            | Route::DeepLGlossary
+            | Route::DeepLDocument
+            | Route::DeepLDocumentStatus => ErrorStyle::Message,
             Route::DeepLX => ErrorStyle::Code,
             Route::Translate if params.is_some_and(mozilla::is_mozilla) => ErrorStyle::Empty,
             Route::CompatTranslate if params.is_some_and(deepl::is_deeplx) => ErrorStyle::Code,
@@ -230,7 +279,8 @@ impl Route {
         let theirs = params.is_some_and(|p| !p.has("q") && p.has("text"));
         match self {
             Route::CompatTranslate | Route::Detect if theirs => 401,
-            Route::CompatTranslate | Route::Detect | Route::DeepL | Route::DeepLLanguages => 403,
+            Route::CompatTranslate | Route::Detect => 403,
+            _ if self.style(None) == ErrorStyle::Message => 403,
             _ => 401,
         }
     }
@@ -260,6 +310,13 @@ impl Route {
             Route::LtSpec => Ok(libretranslate::spec()),
             Route::DeepL => deepl::translate(core, params),
             Route::DeepLLanguages => deepl::languages(core, params),
+            Route::DeepLUsage => Ok(deepl::usage(core)),
+            Route::DeepLGlossaryPairs => Ok(deepl::glossary_language_pairs()),
+            Route::DeepLGlossaries => Ok(deepl::glossaries()),
+            Route::DeepLGlossaryCreate => Err(deepl::glossary_create()),
+            Route::DeepLGlossary => Err(deepl::glossary()),
+            Route::DeepLDocument => Err(deepl::document()),
+            Route::DeepLDocumentStatus => Err(deepl::document_status()),
             Route::DeepLX => deepl::deeplx(core, params),
             Route::Imme => immersive::translate(core, params),
             Route::Kiss => kiss::translate(core, params),

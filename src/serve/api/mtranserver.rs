@@ -15,8 +15,13 @@ pub fn translate(core: &Core, p: &Params) -> Result<Reply, ApiError> {
 }
 
 pub fn batch(core: &Core, p: &Params) -> Result<Reply, ApiError> {
-    let (texts, _) = p.texts("texts")?.ok_or_else(|| ApiError::missing("texts"))?;
-    let job = Job { from: p.str("from")?, to: p.required("to")?, texts, html: html(p)? };
+    let (texts, list) = p.texts("texts")?.ok_or_else(|| ApiError::missing("texts"))?;
+    // `{"texts": "x"}` is a client's mistake (MTranServer's batch takes an array), not a batch
+    // of one; a form's one `texts` field is a list of one.
+    if p.is_json() && !list {
+        return Err(ApiError::wrong_type("texts", "an array of strings"));
+    }
+    let job = Job { from: p.str("from")?, to: p.required("to")?, texts, html: html(p)?, split_sentences: None };
     let out = core.translate(&job)?;
     Ok(Reply::json(json!({ "results": out.translations })).counted(&job.texts))
 }

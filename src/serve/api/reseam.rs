@@ -43,7 +43,7 @@ pub fn translate(core: &Core, p: &Params) -> Result<Reply, ApiError> {
         return Err(ApiError::wrong_type("texts", "an array of strings"));
     }
     let html = matches!(p.str("format")?.as_deref(), Some("html"));
-    let job = Job { from: Some(from), to, texts, html };
+    let job = Job { from: Some(from), to, texts, html, split_sentences: None };
     let out = core.translate(&job)?;
     let mut body = json!({ "translations": out.translations });
     if job.from.as_deref().is_some_and(|f| f.eq_ignore_ascii_case("auto")) {
