@@ -127,6 +127,16 @@ fn glossaries_documents_auth_and_what_a_bad_key_gets() {
     let r = s.send(auth(Req::post("/v2/document/ABC/result")).form(&[("document_key", "K")]));
     assert_eq!(r.expect_json(404), json!({"message": "Document not found"}));
     assert_eq!(s.send(auth(Req::new("PUT", "/v2/usage"))).status, 405);
+    // deepl-python's multilingual glossaries (v3): none, and none found.
+    assert_eq!(s.send(auth(Req::get("/v3/glossaries"))).expect_json(200), json!({"glossaries": []}));
+    let v = s.send(auth(Req::get("/v3/glossaries/0a6c701e-303a-41ba-a167-857c5b720a4c"))).expect_json(404);
+    assert_eq!(v, json!({"message": "Glossary not found"}));
+    // DeepL's other endpoints (Write, style rules...): 404 in its shape, after the key.
+    for path in ["/v2/write/rephrase", "/v2/nothing"] {
+        let v = s.send(auth(Req::post(path)).form(&[("text", "Hola")])).expect_json(404);
+        assert!(v["message"].as_str().unwrap().starts_with("Not found"), "{path}: {v}");
+        assert_eq!(s.send(Req::post(path)).status, 403, "{path} without the key");
+    }
 
     // Without the key, or a wrong one: 403 (the libraries' AuthorizationException) in DeepL's
     // shape, on every DeepL route.

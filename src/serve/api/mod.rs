@@ -126,6 +126,8 @@ pub enum Route {
     DeepLDocument,
     /// `/v2/document/{id}` and `/v2/document/{id}/result`.
     DeepLDocumentStatus,
+    /// Any other path under `/v2/`: DeepL's endpoints this server does not have.
+    DeepLOther,
     DeepLX,
     Imme,
     Kiss,
@@ -162,11 +164,15 @@ impl Route {
             "/v2/languages" => (Route::DeepLLanguages, "GET"),
             "/v2/usage" => (Route::DeepLUsage, "GET, POST"),
             "/v2/glossary-language-pairs" => (Route::DeepLGlossaryPairs, "GET"),
-            "/v2/glossaries" if method == "POST" => (Route::DeepLGlossaryCreate, "POST"),
-            "/v2/glossaries" => (Route::DeepLGlossaries, "GET, POST"),
-            p if p.starts_with("/v2/glossaries/") => (Route::DeepLGlossary, "GET, DELETE"),
+            // v3 holds the multilingual glossaries of deepl-python's DeepLClient.
+            "/v2/glossaries" | "/v3/glossaries" if method == "POST" => (Route::DeepLGlossaryCreate, "POST"),
+            "/v2/glossaries" | "/v3/glossaries" => (Route::DeepLGlossaries, "GET, POST"),
+            p if p.starts_with("/v2/glossaries/") || p.starts_with("/v3/glossaries/") => {
+                (Route::DeepLGlossary, "GET, DELETE, PATCH, PUT")
+            }
             "/v2/document" => (Route::DeepLDocument, "POST"),
             p if p.starts_with("/v2/document/") => (Route::DeepLDocumentStatus, "GET, POST"),
+            p if p.starts_with("/v2/") => (Route::DeepLOther, "GET, POST, PUT, PATCH, DELETE"),
             "/deeplx" => (Route::DeepLX, "POST"),
             "/imme" => (Route::Imme, "POST"),
             "/kiss" => (Route::Kiss, "POST"),
@@ -206,6 +212,7 @@ impl Route {
             Route::DeepLGlossary => "v2_glossary",
             Route::DeepLDocument => "v2_document",
             Route::DeepLDocumentStatus => "v2_document_status",
+            Route::DeepLOther => "v2_other",
             Route::DeepLX => "deeplx",
             Route::Imme => "imme",
             Route::Kiss => "kiss",
@@ -264,7 +271,8 @@ impl Route {
             | Route::DeepLGlossaryCreate
             | Route::DeepLGlossary
             | Route::DeepLDocument
-            | Route::DeepLDocumentStatus => ErrorStyle::Message,
+            | Route::DeepLDocumentStatus
+            | Route::DeepLOther => ErrorStyle::Message,
             Route::DeepLX => ErrorStyle::Code,
             Route::Translate if params.is_some_and(mozilla::is_mozilla) => ErrorStyle::Empty,
             Route::CompatTranslate if params.is_some_and(deepl::is_deeplx) => ErrorStyle::Code,
@@ -317,6 +325,7 @@ impl Route {
             Route::DeepLGlossary => Err(deepl::glossary()),
             Route::DeepLDocument => Err(deepl::document()),
             Route::DeepLDocumentStatus => Err(deepl::document_status()),
+            Route::DeepLOther => Err(ApiError::new(404, "Not found: this server has no such DeepL endpoint")),
             Route::DeepLX => deepl::deeplx(core, params),
             Route::Imme => immersive::translate(core, params),
             Route::Kiss => kiss::translate(core, params),
