@@ -66,6 +66,8 @@ type SoftmaxFn = unsafe fn(&mut [f32], f32);
 type SiluMulFn = unsafe fn(&[f32], &[f32], &mut [f32]);
 type AbsmaxFn = unsafe fn(&[f32]) -> f32;
 type ExpSum8Fn = unsafe fn(&[f32]) -> (f32, f32);
+type RowFn = unsafe fn(&mut [f32]);
+type AddNormFn = unsafe fn(&mut [f32], &[f32], &[f32], &[f32], &mut Vec<f32>);
 type ChainFn = unsafe fn(&[f32], usize, &[f32], usize, usize, usize, usize, &mut [f32], usize);
 type OneRowFn = unsafe fn(&[f32], &[f32], usize, usize, &mut [f32]);
 
@@ -127,6 +129,11 @@ pub struct Kernels {
     absmax: AbsmaxFn,
     /// Marian's log-softmax reductions ([`crate::cephes::max_and_exp_sum8`]).
     exp_sum8: ExpSum8Fn,
+    /// Marian's softmax of a row ([`crate::softmax::softmax`]), the `expf` it uses over a slice,
+    /// and which body that `expf` is (for tests and reports).
+    softmax: (RowFn, RowFn, &'static str),
+    /// Marian's residual add and layer norm ([`crate::norm::add_layer_norm`]).
+    norm: AddNormFn,
     /// Marian's attention products over several query rows ([`scalar::chain_products`]).
     chain: ChainFn,
     /// Marian's attention products for one query row in MKL's Intel orders
@@ -163,6 +170,10 @@ impl IsaError {
     }
 }
 
+/// The specification's softmax, with libm's `expf`.
+const SOFTMAX_LIBM: (RowFn, RowFn, &str) =
+    (crate::softmax::softmax_scalar, crate::softmax::expf_libm, "libm expf, one value at a time");
+
 const REFERENCE_EXACT: Path =
     Path { f: scalar::gemm_exact_part, by: Isa::Reference, how: "scalar reference", peak: None };
 const REFERENCE_SATURATING: Path =
@@ -182,6 +193,8 @@ impl Kernels {
             act: (scalar::softmax_scaled, scalar::silu_mul),
             absmax: scalar::absmax,
             exp_sum8: crate::cephes::max_and_exp_sum8,
+            softmax: SOFTMAX_LIBM,
+            norm: crate::norm::add_layer_norm_scalar,
             chain: scalar::chain_products,
             one_row: (
                 (scalar::carry_scores, scalar::one_row_values),
@@ -410,6 +423,19 @@ fn table(isa: Isa) -> Result<Kernels, String> {
                 ChainFn,
                 ((OneRowFn, OneRowFn), (OneRowFn, OneRowFn)),
             );
+            // glibc's expf on vector lanes where this process's libm is that expf.
+            use crate::softmax::{expf_ymm, expf_zmm, softmax_ymm, softmax_zmm};
+            let glibc = crate::expf::matches_libm();
+            let softmax: (RowFn, RowFn, &'static str) = match isa {
+                Isa::Avx2 | Isa::AvxVnni if glibc => (softmax_ymm::<true>, expf_ymm, "glibc expf on 8 lanes (ymm)"),
+                Isa::Avx2 | Isa::AvxVnni => (softmax_ymm::<false>, SOFTMAX_LIBM.1, SOFTMAX_LIBM.2),
+                _ if glibc => (softmax_zmm::<true>, expf_zmm, "glibc expf on 16 lanes (zmm)"),
+                _ => (softmax_zmm::<false>, SOFTMAX_LIBM.1, SOFTMAX_LIBM.2),
+            };
+            let norm: AddNormFn = match isa {
+                Isa::Avx2 | Isa::AvxVnni => crate::norm::add_layer_norm_ymm,
+                _ => crate::norm::add_layer_norm_zmm,
+            };
             let (attn, act, absmax, exp_sum8, chain, one_row): Float = match isa {
                 Isa::Avx2 | Isa::AvxVnni => (
                     (ymm::block_scores, ymm::weighted_rows),
@@ -439,6 +465,8 @@ fn table(isa: Isa) -> Result<Kernels, String> {
                 act,
                 absmax,
                 exp_sum8,
+                softmax,
+                norm,
                 chain,
                 one_row,
                 grain,
@@ -468,6 +496,8 @@ fn table(isa: Isa) -> Result<Kernels, String> {
                 act: (scalar::softmax_scaled, scalar::silu_mul),
                 absmax: scalar::absmax,
                 exp_sum8: crate::cephes::max_and_exp_sum8,
+                softmax: SOFTMAX_LIBM,
+                norm: crate::norm::add_layer_norm_scalar,
                 chain: scalar::chain_products,
                 one_row: (
                     (scalar::carry_scores, scalar::one_row_values),

@@ -48,9 +48,12 @@ pub mod cephes;
 pub mod clock;
 mod cpu;
 pub mod dispatch;
+pub mod expf;
+pub mod norm;
 pub mod pack;
 mod part;
 pub mod scalar;
+pub mod softmax;
 
 #[cfg(target_arch = "x86_64")]
 mod amx;

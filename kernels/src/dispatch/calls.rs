@@ -89,6 +89,35 @@ impl Kernels {
         unsafe { (self.exp_sum8)(row) }
     }
 
+    /// Marian's softmax of one row in place (see [`crate::softmax::softmax`]).
+    #[inline]
+    pub fn marian_softmax(&self, row: &mut [f32]) {
+        // SAFETY: the table was built for an ISA this CPU runs; the function takes any length.
+        unsafe { (self.softmax.0)(row) }
+    }
+
+    /// `x[i] = expf(x[i])` with the `expf` of [`Kernels::marian_softmax`]'s scalar path: libm's,
+    /// or glibc's on vector lanes ([`crate::expf`]) where that is the same function.
+    #[inline]
+    pub fn expf(&self, x: &mut [f32]) {
+        // SAFETY: the table was built for an ISA this CPU runs; the function takes any length.
+        unsafe { (self.softmax.1)(x) }
+    }
+
+    /// Which body [`Kernels::expf`] runs, e.g. `glibc expf on 16 lanes (zmm)`.
+    pub fn expf_body(&self) -> &'static str {
+        self.softmax.2
+    }
+
+    /// `a = layer_norm(a + b)` in rows of `gamma.len()` values, Marian's residual connection
+    /// (see [`crate::norm::add_layer_norm`]); `scratch` holds the sum.
+    #[inline]
+    pub fn add_layer_norm(&self, a: &mut [f32], b: &[f32], gamma: &[f32], beta: &[f32], scratch: &mut Vec<f32>) {
+        crate::norm::check(a, b, gamma, beta);
+        // SAFETY: the table was built for an ISA this CPU runs, and the lengths are checked.
+        unsafe { (self.norm)(a, b, gamma, beta, scratch) }
+    }
+
     /// `c = a · b`, each element one fused multiply-add chain from 0 in order over the inner
     /// index (see [`scalar::chain_products`]).
     #[inline]

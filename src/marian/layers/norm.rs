@@ -1,70 +1,14 @@
-//! Layer normalization, in the order of operations of Bergamot's native build.
-//!
-//! Marian's `LayerNormalizationImpl` (`tensors/cpu/tensor_operators.cpp`) is compiled with
-//! `-ffast-math` for AVX. Read from the `bergamot` 0.4.5 wheel's machine code, it computes, per row
-//! of `n` values:
-//! - the sum in 8 lanes (lane `l` adds elements `l, l+8, ...` in order), reduced as
-//!   `((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7))`;
-//! - `mean = sum * (1/n)` (a reciprocal, not a division);
-//! - the sum of `(x-mean)²` the same way, `var = sqsum * (1/n)`;
-//! - `sigma = sqrtf(var + eps)` with `eps = 1e-6` (marian `layers/generic.h` `layerNorm` passes
-//!   `1e-6f` for every transformer layer norm, in mainline Marian and the browsermt fork alike);
-//! - `y = (gamma * (1/sigma)) * (x - mean) + beta`.
+//! Layer normalization, in the order of operations of Bergamot's native build: the kernels own
+//! it ([`reseam_kernels::norm`], where the order is described), so that each instruction set
+//! runs it at its width.
 
-/// Marian's epsilon for transformer layer norms.
-pub const EPS: f32 = 1e-6;
-
-/// The 8-lane sum of `f(x)` over a row, reduced like gcc's vectorized reduction.
-#[inline]
-fn lane_sum(x: &[f32], f: impl Fn(f32) -> f32) -> f32 {
-    let mut l = [0f32; 8];
-    let chunks = x.chunks_exact(8);
-    let tail = chunks.remainder();
-    for c in chunks {
-        for (a, &v) in l.iter_mut().zip(c) {
-            *a += f(v);
-        }
-    }
-    let h = [l[0] + l[4], l[1] + l[5], l[2] + l[6], l[3] + l[7]];
-    let mut s = (h[0] + h[2]) + (h[1] + h[3]);
-    // gcc's epilogue: one 4-wide step, then scalars (models have rows of a multiple of 8, so this
-    // only matters for odd test shapes).
-    let mut rest = tail;
-    if rest.len() >= 4 {
-        let v: Vec<f32> = rest[..4].iter().map(|&v| f(v)).collect();
-        s += (v[0] + v[2]) + (v[1] + v[3]);
-        rest = &rest[4..];
-    }
-    for &v in rest {
-        s += f(v);
-    }
-    s
-}
-
-/// Normalizes each row of `x` (rows of `gamma.len()` values) into `out`.
-pub fn layer_norm(x: &[f32], gamma: &[f32], beta: &[f32], out: &mut [f32]) {
-    let n = gamma.len();
-    let rn = 1.0f32 / n as f32;
-    for (row, o) in x.chunks_exact(n).zip(out.chunks_exact_mut(n)) {
-        let mean = lane_sum(row, |v| v) * rn;
-        let var = lane_sum(row, |v| {
-            let d = v - mean;
-            d * d
-        }) * rn;
-        let sigma = (var + EPS).sqrt();
-        let rs = 1.0f32 / sigma;
-        for i in 0..n {
-            o[i] = (gamma[i] * rs) * (row[i] - mean) + beta[i];
-        }
-    }
-}
+use reseam_kernels::Kernels;
+pub use reseam_kernels::norm::{EPS, layer_norm};
 
 /// `layer_norm(a + b)` for a residual connection, in place in `a`.
-pub fn add_layer_norm(a: &mut [f32], b: &[f32], gamma: &[f32], beta: &[f32], scratch: &mut Vec<f32>) {
+pub fn add_layer_norm(kern: &Kernels, a: &mut [f32], b: &[f32], gamma: &[f32], beta: &[f32], scratch: &mut Vec<f32>) {
     let _t = crate::profile::time(crate::profile::Kind::LayerNorm);
-    scratch.clear();
-    scratch.extend(a.iter().zip(b).map(|(x, y)| x + y));
-    layer_norm(scratch, gamma, beta, a);
+    kern.add_layer_norm(a, b, gamma, beta, scratch);
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! Softmax and log-softmax in the order Marian's CPU code computes them
+//! Log-softmax (and, from the kernels, softmax) in the order Marian's CPU code computes them
 //! (`tensors/cpu/tensor_operators.cpp` `Softmax`/`LogSoftmax` over `float32x8`/`float32x4`/`float`).
 //!
 //! A row whose length is a multiple of 8 runs 8 lanes (Bergamot's native build is compiled for
@@ -8,18 +8,9 @@
 
 use reseam_kernels::Kernels;
 use reseam_kernels::cephes::{exp_ps, log_ps};
-
-/// How many lanes Marian uses for a row of `n` values.
-#[inline]
-pub fn lanes_for(n: usize) -> usize {
-    if n.is_multiple_of(8) {
-        8
-    } else if n.is_multiple_of(4) {
-        4
-    } else {
-        1
-    }
-}
+/// Marian's softmax lives with the kernels: its exponentials run on vector lanes there
+/// ([`Kernels::marian_softmax`]); this is the specification.
+pub use reseam_kernels::softmax::{lanes_for, softmax};
 
 /// `Ops<T>::max` over the row, as `maxReduce` after a lane-wise max (max is exact, so the order
 /// does not matter).
@@ -33,38 +24,6 @@ fn row_max(x: &[f32]) -> f32 {
         }
     }
     m
-}
-
-/// In-place softmax of one row.
-pub fn softmax(row: &mut [f32]) {
-    if row.is_empty() {
-        return;
-    }
-    let lanes = lanes_for(row.len());
-    let max = row_max(row);
-    let mut acc = [0f32; 8];
-    if lanes == 1 {
-        for v in row.iter_mut() {
-            let e = (*v - max).exp();
-            acc[0] += e;
-            *v = e;
-        }
-    } else {
-        for chunk in row.chunks_exact_mut(lanes) {
-            for (a, v) in acc.iter_mut().zip(chunk.iter_mut()) {
-                let e = exp_ps(*v - max);
-                *a += e;
-                *v = e;
-            }
-        }
-    }
-    let mut sum = 0f32;
-    for &a in &acc[..lanes] {
-        sum += a;
-    }
-    for v in row.iter_mut() {
-        *v /= sum;
-    }
 }
 
 /// Marian's log-softmax of a row is `(x − max) − log_sum` per element; this gives `(max,

@@ -107,7 +107,7 @@ impl Marian {
                 }
             }
             let x = &mut ws.x[..rows * d];
-            add_layer_norm(x, hrow, &layer.ln_rnn.gamma, &layer.ln_rnn.beta, &mut ws.norm);
+            add_layer_norm(rt.kernels, x, hrow, &layer.ln_rnn.gamma, &layer.ln_rnn.beta, &mut ws.norm);
             dump_layer(rt, &layer.name, "_rnn", "layer_normalization", &[rows, d], x);
 
             // Cross-attention over the sentence's own keys and values.
@@ -148,13 +148,13 @@ impl Marian {
             let o = grow(&mut ws.z, rows * d);
             linear(rt, &mut ws.int8, &layer.wo, ctx, rows, groups, false, o)?;
             let x = &mut ws.x[..rows * d];
-            add_layer_norm(x, o, &layer.ln_ctx.gamma, &layer.ln_ctx.beta, &mut ws.norm);
+            add_layer_norm(rt.kernels, x, o, &layer.ln_ctx.gamma, &layer.ln_ctx.beta, &mut ws.norm);
             dump_layer(rt, &layer.name, "_context", "layer_normalization", &[rows, d], x);
 
             let f = grow(&mut ws.z, rows * d);
             ffn(rt, &mut ws.int8, &mut ws.hidden, &mut ws.wide, &layer.ffn, &ws.x[..rows * d], rows, groups, f)?;
             let x = &mut ws.x[..rows * d];
-            add_layer_norm(x, f, &layer.ln_ffn.gamma, &layer.ln_ffn.beta, &mut ws.norm);
+            add_layer_norm(rt.kernels, x, f, &layer.ln_ffn.gamma, &layer.ln_ffn.beta, &mut ws.norm);
             dump_layer(rt, &layer.name, "_ffn", "layer_normalization", &[rows, d], x);
         }
         Ok(())

@@ -349,7 +349,7 @@ pub fn attend_with(
                 *s = if zen { qk_zen(m, n, j, qi, kj, scale) } else { qk(m, n, i, j, qi, kj, &f) * scale };
             }
         }
-        softmax(row);
+        kern.marian_softmax(row);
     }
     if zen && !zen_fused_values(m) {
         // [`wv_zen_unfused`] for all dimensions at once.
