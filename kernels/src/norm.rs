@@ -19,47 +19,116 @@
 /// Marian's epsilon for transformer layer norms.
 pub const EPS: f32 = 1e-6;
 
+/// `(x − shift)²` with `SQUARE`, else `x`.
+#[inline(always)]
+fn term<const SQUARE: bool>(v: f32, shift: f32) -> f32 {
+    if SQUARE {
+        let d = v - shift;
+        d * d
+    } else {
+        v
+    }
+}
+
+/// How the 8 lane sums of whole blocks of 8 are accumulated: plain code ([`Plain`], the
+/// specification) or one ymm register per row ([`Ymm`]). Both add the same terms in the same
+/// order per lane.
+trait Lanes {
+    /// Lane `l` of row `r`: the sum over `i` of `term(rows[r][l + 8·i])` for the whole blocks.
+    fn accumulate<const R: usize, const SQUARE: bool>(rows: [&[f32]; R], shift: [f32; R]) -> [[f32; 8]; R];
+}
+
+struct Plain;
+
+impl Lanes for Plain {
+    #[inline(always)]
+    fn accumulate<const R: usize, const SQUARE: bool>(rows: [&[f32]; R], shift: [f32; R]) -> [[f32; 8]; R] {
+        let full = rows[0].len() / 8 * 8;
+        let mut l = [[0f32; 8]; R];
+        let mut i = 0;
+        while i < full {
+            for (r, l) in l.iter_mut().enumerate() {
+                for (a, &v) in l.iter_mut().zip(&rows[r][i..i + 8]) {
+                    *a += term::<SQUARE>(v, shift[r]);
+                }
+            }
+            i += 8;
+        }
+        l
+    }
+}
+
+/// [`Plain`] with one ymm register of lane sums per row: the compiler splits the plain form's
+/// 8 lanes into 2-wide pieces (for the reduction's pairing), this keeps them in one register.
+#[cfg(target_arch = "x86_64")]
+struct Ymm;
+
+#[cfg(target_arch = "x86_64")]
+impl Lanes for Ymm {
+    #[inline(always)]
+    fn accumulate<const R: usize, const SQUARE: bool>(rows: [&[f32]; R], shift: [f32; R]) -> [[f32; 8]; R] {
+        // SAFETY: only the AVX2 and AVX-512 tables call this (their entry points check the CPU).
+        unsafe { ymm_accumulate::<R, SQUARE>(rows, shift) }
+    }
+}
+
+/// # Safety
+/// The CPU has AVX.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+#[inline]
+unsafe fn ymm_accumulate<const R: usize, const SQUARE: bool>(rows: [&[f32]; R], shift: [f32; R]) -> [[f32; 8]; R] {
+    use std::arch::x86_64::*;
+    let full = rows[0].len() / 8 * 8;
+    let shift = shift.map(|s| _mm256_set1_ps(s));
+    let mut acc = [_mm256_setzero_ps(); R];
+    let mut i = 0;
+    while i < full {
+        for (r, a) in acc.iter_mut().enumerate() {
+            let block = &rows[r][i..i + 8];
+            // SAFETY: `block` holds 8 floats.
+            let v = unsafe { _mm256_loadu_ps(block.as_ptr()) };
+            let t = if SQUARE {
+                let d = _mm256_sub_ps(v, shift[r]);
+                _mm256_mul_ps(d, d)
+            } else {
+                v
+            };
+            *a = _mm256_add_ps(*a, t);
+        }
+        i += 8;
+    }
+    let mut l = [[0f32; 8]; R];
+    for (l, a) in l.iter_mut().zip(&acc) {
+        // SAFETY: `l` holds 8 floats.
+        unsafe { _mm256_storeu_ps(l.as_mut_ptr(), *a) };
+    }
+    l
+}
+
 /// The 8-lane sums of `x` (or, with `SQUARE`, of `(x − shift)²`) over `R` rows of one length,
 /// each reduced like gcc's vectorized reduction. Each row's sum is its own chain in Marian's
 /// order; the rows only run side by side, so that `R` chains of additions are in flight instead
 /// of one (a row of 256 values is 32 dependent additions per lane).
 #[inline(always)]
-fn lane_sums<const R: usize, const SQUARE: bool>(rows: [&[f32]; R], shift: [f32; R]) -> [f32; R] {
-    let n = rows[0].len();
-    let f = |r: usize, v: f32| {
-        if SQUARE {
-            let d = v - shift[r];
-            d * d
-        } else {
-            v
-        }
-    };
-    let mut l = [[0f32; 8]; R];
-    let full = n / 8 * 8;
-    let mut i = 0;
-    while i < full {
-        for (r, l) in l.iter_mut().enumerate() {
-            let c = &rows[r][i..i + 8];
-            for (a, &v) in l.iter_mut().zip(c) {
-                *a += f(r, v);
-            }
-        }
-        i += 8;
-    }
+fn lane_sums<L: Lanes, const R: usize, const SQUARE: bool>(rows: [&[f32]; R], shift: [f32; R]) -> [f32; R] {
+    let full = rows[0].len() / 8 * 8;
+    let l = L::accumulate::<R, SQUARE>(rows, shift);
     let mut out = [0f32; R];
     for (r, (o, l)) in out.iter_mut().zip(&l).enumerate() {
+        let f = |v: f32| term::<SQUARE>(v, shift[r]);
         let h = [l[0] + l[4], l[1] + l[5], l[2] + l[6], l[3] + l[7]];
         let mut s = (h[0] + h[2]) + (h[1] + h[3]);
         // gcc's epilogue: one 4-wide step, then scalars (models have rows of a multiple of 8,
         // so this only matters for odd test shapes).
         let mut rest = &rows[r][full..];
         if rest.len() >= 4 {
-            let v = [f(r, rest[0]), f(r, rest[1]), f(r, rest[2]), f(r, rest[3])];
+            let v = [f(rest[0]), f(rest[1]), f(rest[2]), f(rest[3])];
             s += (v[0] + v[2]) + (v[1] + v[3]);
             rest = &rest[4..];
         }
         for &v in rest {
-            s += f(r, v);
+            s += f(v);
         }
         *o = s;
     }
@@ -68,12 +137,12 @@ fn lane_sums<const R: usize, const SQUARE: bool>(rows: [&[f32]; R], shift: [f32;
 
 /// Normalizes `R` rows of `n = gamma.len()` values at once (rows of `x` from `first`).
 #[inline(always)]
-fn rows<const R: usize>(x: &[f32], first: usize, gamma: &[f32], beta: &[f32], out: &mut [f32]) {
+fn rows<L: Lanes, const R: usize>(x: &[f32], first: usize, gamma: &[f32], beta: &[f32], out: &mut [f32]) {
     let n = gamma.len();
     let rn = 1.0f32 / n as f32;
     let row: [&[f32]; R] = std::array::from_fn(|r| &x[(first + r) * n..(first + r + 1) * n]);
-    let mean = lane_sums::<R, false>(row, [0.0; R]).map(|s| s * rn);
-    let var = lane_sums::<R, true>(row, mean).map(|s| s * rn);
+    let mean = lane_sums::<L, R, false>(row, [0.0; R]).map(|s| s * rn);
+    let var = lane_sums::<L, R, true>(row, mean).map(|s| s * rn);
     for r in 0..R {
         let sigma = (var[r] + EPS).sqrt();
         let rs = 1.0f32 / sigma;
@@ -86,25 +155,25 @@ fn rows<const R: usize>(x: &[f32], first: usize, gamma: &[f32], beta: &[f32], ou
 
 /// Normalizes each row of `x` (rows of `gamma.len()` values) into `out`, four rows at a time.
 #[inline(always)]
-fn body(x: &[f32], gamma: &[f32], beta: &[f32], out: &mut [f32]) {
+fn body<L: Lanes>(x: &[f32], gamma: &[f32], beta: &[f32], out: &mut [f32]) {
     let count = x.len() / gamma.len();
     let mut first = 0;
     while first + 4 <= count {
-        rows::<4>(x, first, gamma, beta, out);
+        rows::<L, 4>(x, first, gamma, beta, out);
         first += 4;
     }
     while first < count {
-        rows::<1>(x, first, gamma, beta, out);
+        rows::<L, 1>(x, first, gamma, beta, out);
         first += 1;
     }
 }
 
 /// `a = layer_norm(a + b)`, the sum kept in `scratch`.
 #[inline(always)]
-fn add_body(a: &mut [f32], b: &[f32], gamma: &[f32], beta: &[f32], scratch: &mut Vec<f32>) {
+fn add_body<L: Lanes>(a: &mut [f32], b: &[f32], gamma: &[f32], beta: &[f32], scratch: &mut Vec<f32>) {
     scratch.clear();
     scratch.extend(a.iter().zip(b).map(|(x, y)| x + y));
-    body(scratch, gamma, beta, a);
+    body::<L>(scratch, gamma, beta, a);
 }
 
 /// Checks what every form relies on: whole rows, and gamma, beta as long as a row.
@@ -121,14 +190,14 @@ pub(crate) fn check(a: &[f32], b: &[f32], gamma: &[f32], beta: &[f32]) {
 
 /// Normalizes each row of `x` into `out` (the specification of the layer norm alone).
 pub fn layer_norm(x: &[f32], gamma: &[f32], beta: &[f32], out: &mut [f32]) {
-    body(x, gamma, beta, out);
+    body::<Plain>(x, gamma, beta, out);
 }
 
 /// `a = layer_norm(a + b)` for a residual connection, in rows of `gamma.len()` values: the
 /// specification.
 pub fn add_layer_norm(a: &mut [f32], b: &[f32], gamma: &[f32], beta: &[f32], scratch: &mut Vec<f32>) {
     check(a, b, gamma, beta);
-    add_body(a, b, gamma, beta, scratch);
+    add_body::<Plain>(a, b, gamma, beta, scratch);
 }
 
 /// The specification as a table entry.
@@ -139,7 +208,7 @@ pub(crate) unsafe fn add_layer_norm_scalar(
     beta: &[f32],
     scratch: &mut Vec<f32>,
 ) {
-    add_body(a, b, gamma, beta, scratch);
+    add_body::<Plain>(a, b, gamma, beta, scratch);
 }
 
 /// [`add_layer_norm`] compiled for AVX2.
@@ -149,7 +218,7 @@ pub(crate) unsafe fn add_layer_norm_scalar(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 pub(crate) unsafe fn add_layer_norm_ymm(a: &mut [f32], b: &[f32], gamma: &[f32], beta: &[f32], scratch: &mut Vec<f32>) {
-    add_body(a, b, gamma, beta, scratch);
+    add_body::<Ymm>(a, b, gamma, beta, scratch);
 }
 
 /// [`add_layer_norm`] compiled for AVX-512.
@@ -159,5 +228,5 @@ pub(crate) unsafe fn add_layer_norm_ymm(a: &mut [f32], b: &[f32], gamma: &[f32],
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx2,fma")]
 pub(crate) unsafe fn add_layer_norm_zmm(a: &mut [f32], b: &[f32], gamma: &[f32], beta: &[f32], scratch: &mut Vec<f32>) {
-    add_body(a, b, gamma, beta, scratch);
+    add_body::<Ymm>(a, b, gamma, beta, scratch);
 }
