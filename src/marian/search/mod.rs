@@ -475,6 +475,24 @@ mod tests {
         }
     }
 
+    /// Why every step still computes the whole log-sum, even though greedy search only needs
+    /// the pick: the path score takes part in it. Two logits one ulp apart: on a fresh path the
+    /// larger wins; after a path of −100 both scores `path + ((x − max) − log_sum)` round to one
+    /// float (its ulp, 2^−17, dwarfs their 2^−23 difference) and the earlier column wins, as in
+    /// Marian. The raw argmax picks the larger either way, so a shortcut from the raw logits
+    /// would have to know the exact path, and that is the sum of every earlier step's log-sum.
+    #[test]
+    fn the_path_score_can_change_the_pick() {
+        let k = Kernels::reference();
+        let (a, b) = (1.0f32, f32::from_bits(1.0f32.to_bits() + 1));
+        for row in [vec![a, b, -20.0], vec![a, b, -20.0, -20.0, -20.0, -20.0, -20.0, -20.0]] {
+            assert_eq!(choose(&k, &row, 0.0, None, 99).0, 1, "{row:?}");
+            let mut r = row.clone();
+            assert_eq!(choose_reference(&mut r, -100.0, None, 99).0, 0, "{row:?}");
+            assert_eq!(choose(&k, &row, -100.0, None, 99).0, 0, "{row:?}");
+        }
+    }
+
     #[test]
     fn choice_skips_unk_and_keeps_the_first_maximum() {
         let k = Kernels::reference();
