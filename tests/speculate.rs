@@ -70,6 +70,8 @@ fn reports_follow_the_documented_schema() {
     assert_eq!(v["schema"], "reseam-speculate/1");
     assert_eq!(v["settings"]["verify"], "exact");
     assert_eq!(v["settings"]["prompts"], 2);
+    assert_eq!(v["settings"]["baseline"], "paired", "the target alone is timed next to each configuration by default");
+    assert!(v["warnings"].is_array());
     assert!(v["baseline"]["decode_tokens_per_s"].as_f64().unwrap() > 0.0);
     let runs = v["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 6, "2 strategies x 3 draft lengths");
@@ -79,6 +81,18 @@ fn reports_follow_the_documented_schema() {
         }
         assert!(r["speedup"].as_f64().unwrap() > 0.0 && r["tokens_per_pass"].as_f64().unwrap() >= 1.0);
         assert_eq!(r["divergences"].as_array().unwrap().len(), 0);
+        // Two prompts: an interval from their paired timings, and the verdict it allows.
+        let ci = &r["speedup_ci"];
+        let (lo, hi) = (ci["low"].as_f64().unwrap(), ci["high"].as_f64().unwrap());
+        assert!(lo <= hi, "{ci}");
+        let verdict = if lo > 1.0 {
+            "faster"
+        } else if hi < 1.0 {
+            "slower"
+        } else {
+            "no_measurable_difference"
+        };
+        assert_eq!(r["speedup_verdict"], verdict);
         for p in r["prompts"].as_array().unwrap() {
             assert_eq!(p["output_ids"], p["baseline_ids"], "exact verification is lossless");
             assert!(p["text"].is_string() && p["prompt"].is_string());
@@ -92,7 +106,18 @@ fn reports_follow_the_documented_schema() {
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines.len(), 7, "{csv}");
     let header: Vec<&str> = lines[0].split(',').collect();
-    for col in ["k", "strategy", "acceptance_rate", "speedup", "c", "predicted_speedup", "break_even_geometric"] {
+    for col in [
+        "k",
+        "strategy",
+        "acceptance_rate",
+        "speedup",
+        "speedup_ci_low",
+        "speedup_ci_high",
+        "speedup_verdict",
+        "c",
+        "predicted_speedup",
+        "break_even_geometric",
+    ] {
         assert!(header.contains(&col), "CSV lacks {col}: {}", lines[0]);
     }
     assert!(lines[1..].iter().all(|l| l.split(',').count() == header.len()));
@@ -101,7 +126,7 @@ fn reports_follow_the_documented_schema() {
     assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
     assert!(svg.contains("break-even"), "the break-even line is labelled");
 
-    for head in ["strategy", "accept", "speedup", "predicted", "break-even"] {
+    for head in ["strategy", "accept", "speedup", "95% CI", "vs target", "predicted", "break-even"] {
         assert!(stdout.contains(head), "table lacks {head}:\n{stdout}");
     }
     assert!(stdout.lines().any(|l| l.starts_with("context") && l.split_whitespace().nth(1) == Some("auto")));

@@ -53,6 +53,11 @@ def main():
                 ex = exact["runs"][i]
                 assert (str(ex["k"]), ex["strategy"]) == (k, st)
                 m = statistics.median(sp)
+                # The interval and verdict of the repetition whose speedup is the median (the upper
+                # middle one of an even count); reports before 2026-12-05 have none.
+                mid = reports[sorted(range(len(sp)), key=lambda j: sp[j])[len(sp) // 2]]["runs"][i]
+                ci = mid.get("speedup_ci")
+                guards = [r["runs"][i].get("target_alone") for r in reports]
                 p = statistics.median(pr) if all(x is not None for x in pr) else None
                 row = dict(
                     set=s,
@@ -70,6 +75,17 @@ def main():
                     speedup=m,
                     speedup_min=min(sp),
                     speedup_max=max(sp),
+                    speedup_ci_low=ci["low"] if ci else None,
+                    speedup_ci_high=ci["high"] if ci else None,
+                    verdict=mid.get("speedup_verdict"),
+                    # Repetitions whose interval lies wholly above 1 (none is "faster" where no
+                    # repetition drafted).
+                    faster_reps=sum(r["runs"][i].get("speedup_verdict") == "faster" for r in reports),
+                    drafting_share=statistics.median(r["runs"][i].get("drafting_rounds", 0) / max(r["runs"][i]["rounds"], 1)
+                                                     for r in reports),
+                    target_alone_reps=sum(g is not None for g in guards),
+                    drifted_reps=sum(bool(g and g["drifted"]) for g in guards),
+                    expected_target_alone=statistics.median(g["expected_speedup"] for g in guards) if all(guards) else None,
                     predicted_measured_costs=p,
                     predicted_leviathan=statistics.median(lev) if all(x is not None for x in lev) else None,
                     gap=(p / m - 1) if p is not None and m else None,
@@ -146,6 +162,26 @@ def main():
             if fixed and autos:
                 ok(max(autos) >= 0.95 * max(fixed),
                    f"{s} {d} (best strategy): auto {max(autos):.3f} within 5% of best fixed {max(fixed):.3f}")
+    # Issue #50: a configuration that drafted (almost) nothing in every repetition gains nothing:
+    # its interval contains 1 or lies below it, and it stays within its interval of the target
+    # alone plus its measured overhead (no drift warning).
+    idle = [r for r in rows if r["target_alone_reps"] == r["reps"]]
+    if idle and any(r["verdict"] for r in idle):
+        bad = [r for r in idle if r["faster_reps"]]
+        ok(not bad,
+           f"drafted almost nothing (<= 5% of rounds, every repetition): no repetition's interval above 1 in "
+           f"{len(idle) - len(bad)}/{len(idle)}"
+           + "".join(f"; {r['set']} {r['draft']} {r['strategy']} k={r['k']} {r['speedup']:.3f}" for r in bad))
+        drift = [r for r in idle if r["drifted_reps"]]
+        ok(not drift,
+           f"drafted almost nothing: within its interval of the target alone plus its overhead in "
+           f"{len(idle) - len(drift)}/{len(idle)}"
+           + "".join(f"; {r['set']} {r['draft']} {r['strategy']} k={r['k']} ({r['drifted_reps']} of {r['reps']})"
+                     for r in drift))
+        faster = [r for r in rows if r["verdict"] == "faster"]
+        same = [r for r in rows if r["verdict"] == "no_measurable_difference"]
+        checks.append(f"INFO median repetition's verdict: faster {len(faster)}, no measurable difference "
+                      f"{len(same)}, slower {len(rows) - len(faster) - len(same)} of {len(rows)}")
     gaps = [r for r in rows if r["gap"] is not None]
     worst = max(gaps, key=lambda r: abs(r["gap"]))
     ok(all(abs(r["gap"]) <= 0.15 for r in gaps),
@@ -154,8 +190,15 @@ def main():
     (out / "checks.txt").write_text("\n".join(checks) + "\n")
     pct = lambda x: "–" if x is None else f"{100 * x:.0f}%"
     fx = lambda x: "–" if x is None else f"{x:.2f}"
+
+    def times(r):
+        # The speedup with the median repetition's 95% interval, "≈" when it contains 1.
+        if r["speedup_ci_low"] is None:
+            return f"{r['speedup']:.2f}x"
+        mark = " ≈" if r["verdict"] == "no_measurable_difference" else ""
+        return f"{r['speedup']:.2f}x [{r['speedup_ci_low']:.2f}, {r['speedup_ci_high']:.2f}]{mark}"
     lines = [
-        "| set | draft | acceptance k=2: none / naive / context | draft accuracy (context k=2) | c | best fixed: strategy k, speedup | auto (context) | k=2 context: predicted | break-even k=2 / k=6 (context) | tokens/word target / draft | shared boundaries |",
+        "| set | draft | acceptance k=2: none / naive / context | draft accuracy (context k=2) | c | best fixed: strategy k, speedup [95% interval] | auto (context) [95% interval] | k=2 context: predicted | break-even k=2 / k=6 (context) | tokens/word target / draft | shared boundaries |",
         "| --- | --- | --- | ---: | ---: | --- | ---: | ---: | --- | --- | ---: |",
     ]
     for s_ in SETS:
@@ -169,7 +212,7 @@ def main():
             g = seg[(s_, d)]
             lines.append(
                 f"| {s_} | {d} | {' / '.join(pct(x) for x in a)} | {pct(ctx['draft_accuracy'])} | {fx(ctx['c'])} | "
-                f"{best['strategy']} {best['k']}, {best['speedup']:.2f}x | {auto['speedup']:.2f}x | "
+                f"{best['strategy']} {best['k']}, {times(best)} | {times(auto)} | "
                 f"{fx(ctx['predicted_measured_costs'])}x vs {ctx['speedup']:.2f}x | "
                 f"{pct(ctx['break_even'])} / {pct(med[(s_, d, 'context', '6')]['break_even'])} | "
                 f"{g['target_tokens_per_word']:.2f} / {g['draft_tokens_per_word']:.2f} | {pct(g['shared_boundary_rate'])} |"

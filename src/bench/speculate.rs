@@ -158,7 +158,7 @@ pub fn run(opts: &Options, log: &dyn Fn(&str)) -> Result<BenchReport, Error> {
         lookbehind: 8,
         k_max_auto: 8,
         divergence_tolerance: 1e-3,
-        baseline: BaselineTiming::Once,
+        baseline: BaselineTiming::Paired,
         order: RunOrder::Interleaved,
         target_label: format!("random {} ({})", opts.shape_name, opts.precision.name()),
         kernel_label: kernel,

@@ -53,11 +53,14 @@ pub struct Args {
     #[arg(long, env = "RESEAM_SPECULATE_VERIFY", value_name = "MODE", default_value = "batched", value_parser = parse_verify)]
     verify: Verify,
 
-    /// When the target alone is timed for the speedups: once (before all configurations) or
-    /// paired (again right before each configuration's run of each prompt, so each speedup is
-    /// against a baseline measured seconds apart; on a machine whose speed drifts, e.g. a shared
-    /// VM, this keeps the drift out of the ratios, at about twice the time).
-    #[arg(long, env = "RESEAM_SPECULATE_BASELINE", value_name = "WHEN", default_value = "once", value_parser = parse_baseline)]
+    /// When the target alone is timed for the speedups: paired (again right before each
+    /// configuration's run of each prompt, so each speedup is against a baseline measured
+    /// seconds apart and a machine whose speed drifts, e.g. a shared VM or one still warming
+    /// up, moves both sides alike; about twice the time) or once (before all configurations:
+    /// faster, but a configuration that never drafted was reported 1.2x faster than the target
+    /// alone timed cold). Both warm the target and the draft up on the first prompt, untimed,
+    /// and report every speedup with its 95% interval over the prompts.
+    #[arg(long, env = "RESEAM_SPECULATE_BASELINE", value_name = "WHEN", default_value = "paired", value_parser = parse_baseline)]
     baseline: BaselineTiming,
 
     /// In what order configurations and prompts run: interleaved (each prompt through every
@@ -256,6 +259,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let result = experiment::run(&opts, meter.as_mut(), &mut |e| view.show(&e));
     view.finish();
     let report = result?;
+    for w in &report.warnings {
+        eprintln!("reseam: warning: {w}");
+    }
     write_reports(&args, &report)?;
     if args.json.as_deref() != Some(Path::new("-")) {
         std::io::stdout().lock().write_all(report::table::to_string(&report).as_bytes())?;

@@ -112,7 +112,7 @@ impl Default for Settings {
             ignore_eos: false,
             // The fixtures' README: float32 engines differ by about 1e-4; 1e-3 leaves 10x.
             divergence_tolerance: 1e-3,
-            baseline: BaselineTiming::Once,
+            baseline: BaselineTiming::Paired,
             order: RunOrder::Interleaved,
             draft_vocab: None,
         }

@@ -224,20 +224,30 @@ impl<T: TextTokenizer + ?Sized> LanguageModel for OracleModel<'_, T> {
 
 /// Any model, with each pass charged to a virtual clock: `per_pass` seconds plus `per_position`
 /// for every position after the first (a verification pass over k+1 positions costs a bit more),
-/// twice that from the virtual time `slower_from` on (a machine that slows down; never by default).
+/// twice that from the virtual time `slower_from` on (a machine that slows down; never by default),
+/// and twice that for its first `cold_passes` passes (a model that starts cold; none by default).
 pub struct Charged<M> {
     pub inner: M,
     pub clock: VirtualClock,
     pub per_pass: f64,
     pub per_position: f64,
     pub slower_from: f64,
+    pub cold_passes: usize,
     /// Passes made, by number of positions (for tests).
     pub log: RefCell<Vec<usize>>,
 }
 
 impl<M> Charged<M> {
     pub fn new(inner: M, clock: VirtualClock, per_pass: f64, per_position: f64) -> Charged<M> {
-        Charged { inner, clock, per_pass, per_position, slower_from: f64::INFINITY, log: RefCell::new(Vec::new()) }
+        Charged {
+            inner,
+            clock,
+            per_pass,
+            per_position,
+            slower_from: f64::INFINITY,
+            cold_passes: 0,
+            log: RefCell::new(Vec::new()),
+        }
     }
 }
 
@@ -257,7 +267,8 @@ impl<M: LanguageModel> LanguageModel for Charged<M> {
     }
 
     fn forward(&self, state: &mut M::State, tokens: &[u32], all_rows: bool) -> Result<Logits, ForwardError> {
-        let slow = if self.clock.now() >= self.slower_from { 2.0 } else { 1.0 };
+        let slow =
+            if self.clock.now() >= self.slower_from || self.log.borrow().len() < self.cold_passes { 2.0 } else { 1.0 };
         self.clock.advance(slow * (self.per_pass + self.per_position * tokens.len().saturating_sub(1) as f64));
         self.log.borrow_mut().push(tokens.len());
         self.inner.forward(state, tokens, all_rows)

@@ -6,7 +6,8 @@
 //! one pass and commits the longest agreeing run plus its own next token, and `resync` brings the
 //! draft's context in line with what was committed. `run` repeats that over prompts and
 //! configurations against the target alone, `auto_k` choosing k each round for `-k auto`;
-//! `metrics`, `cost`, `energy` and `clock` measure;
+//! `metrics`, `cost`, `energy` and `clock` measure, `spread` says how sure each speedup is (its
+//! bootstrap interval over prompts, and the guard for configurations that hardly drafted);
 //! `report` writes the table, JSON, CSV and SVG; `draft_vocab` picks the ids a draft's cut output
 //! layer keeps. `mock` has models for tests. The engine's
 //! models and tokenizers (`crate::llm`) implement the two traits; `crate::speculate::experiment`
@@ -27,6 +28,7 @@ pub mod resync;
 pub mod rounds;
 pub mod run;
 pub mod segmentation;
+pub mod spread;
 pub mod strategy;
 #[cfg(test)]
 mod testutil;

@@ -40,11 +40,12 @@ impl Verify {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum BaselineTiming {
-    /// Once, before all configurations: every speedup is against the same run.
+    /// Once, before all configurations: every speedup is against the same run, which a machine
+    /// that warms up or drifts leaves behind (configurations that never drafted read 1.2x).
     Once,
     /// Again before each configuration's run of each prompt: each speedup is against the target
     /// alone timed seconds apart from it, so a machine whose speed drifts (a shared VM) moves
-    /// both sides alike. About twice as long.
+    /// both sides alike. About twice as long; the default.
     Paired,
 }
 

@@ -16,6 +16,7 @@ use super::rounds::{
     BaselineTiming, DecodeOptions, DraftLength, Output, RunOrder, SpecOptions, Verify, greedy, speculative,
 };
 use super::segmentation::{self, Segmentation};
+use super::spread::{PairedPrompt, Verdict, speedup_interval, target_alone};
 use super::strategy::{Pair, Strategy};
 use super::tokens::TextTokenizer;
 
@@ -169,6 +170,7 @@ where
     let paired = opts.baseline == BaselineTiming::Paired;
     let total = prompts.len() * (1 + configs.len() * (1 + paired as usize));
     let mut done = 0;
+    warm_up(target, draft.as_ref(), prompts, configs.first().map(|c| c.1), opts, clock, energy, progress, total)?;
 
     let mut base_out = Vec::with_capacity(prompts.len());
     for p in prompts {
@@ -259,16 +261,100 @@ where
     let mut runs = Vec::with_capacity(configs.len());
     for ((&(k, strategy), outs), again) in configs.iter().zip(outs).zip(again) {
         let s = sum(outs);
-        let (pass, tps) = if paired {
+        let run = if paired {
             let b = sum(again);
-            (b.passes.target_single.mean(), per_s(generated(&b.outputs).1, b.times.decode_s))
+            let tps = per_s(generated(&b.outputs).1, b.times.decode_s);
+            summarise(k, strategy, opts, pair, prompts, &base, &s, &b.outputs, b.passes.target_single.mean(), tps)
         } else {
-            (target_pass, base_tps)
+            summarise(k, strategy, opts, pair, prompts, &base, &s, &base.outputs, target_pass, base_tps)
         };
-        runs.push(summarise(k, strategy, opts, pair, prompts, &base, &s, pass, tps));
+        runs.push(run);
     }
     progress(&Progress { stage: "done".into(), done, total });
-    Ok(report(opts, Some(draft.label), Some(pair.identical), energy, baseline, segmentation, runs, prompts.len()))
+    let mut r =
+        report(opts, Some(draft.label), Some(pair.identical), energy, baseline, segmentation, runs, prompts.len());
+    r.warnings = drift_warnings(&r.runs, opts.baseline);
+    Ok(r)
+}
+
+/// Runs the target alone, and with a draft the first strategy at k = 2, on the first prompt,
+/// untimed, before anything is timed. The first passes of a process run cold: the packed
+/// weights are paged in from their file, the caches and the allocator's pools are empty, the
+/// cores may still be raising their clock. On a 2-vCPU AMX Xeon the target alone timed first
+/// decoded at 2,482 tokens/s and the same work minutes later at 2,991-3,055 (issue #50).
+#[allow(clippy::too_many_arguments)]
+fn warm_up<T, D, TT, DT>(
+    target: &T,
+    draft: Option<&Draft<'_, D, TT, DT>>,
+    prompts: &[Prompt],
+    strategy: Option<Strategy>,
+    opts: &RunOptions,
+    clock: &dyn Clock,
+    energy: &mut dyn EnergyMeter,
+    progress: &mut dyn FnMut(&Progress),
+    total: usize,
+) -> Result<(), SpeculateError>
+where
+    T: LanguageModel + ?Sized,
+    D: LanguageModel + ?Sized,
+    TT: TextTokenizer + ?Sized,
+    DT: TextTokenizer + ?Sized,
+{
+    let Some(p) = prompts.first() else { return Ok(()) };
+    progress(&Progress { stage: "warm-up".into(), done: 0, total });
+    greedy(target, &p.target_ids, &opts.decode, clock, energy)?;
+    if let (Some(d), Some(strategy)) = (draft, strategy) {
+        let sopts = SpecOptions {
+            decode: opts.decode.clone(),
+            verify: opts.verify,
+            strategy,
+            prefix: opts.prefix,
+            lookbehind: opts.lookbehind,
+        };
+        // The draft's passes, translation, re-sync and the target's verification passes of
+        // several positions (other kernels than the single-position ones).
+        speculative(
+            target,
+            d.model,
+            d.pair,
+            &p.target_ids,
+            &p.draft_ids,
+            &sopts,
+            &mut DraftLength::Fixed(2),
+            clock,
+            energy,
+        )?;
+    }
+    Ok(())
+}
+
+/// One warning per configuration that drafted (almost) nothing and yet strays from the target
+/// alone plus its overhead by more than its interval.
+fn drift_warnings(runs: &[Run], baseline: BaselineTiming) -> Vec<String> {
+    let hint = match baseline {
+        BaselineTiming::Once => {
+            " (the target alone was timed once, before every configuration: the default --baseline paired times it next to each)"
+        }
+        BaselineTiming::Paired => "",
+    };
+    runs.iter()
+        .filter_map(|run| {
+            let g = run.target_alone.filter(|g| g.drifted)?;
+            let ci = run.speedup_ci?;
+            Some(format!(
+                "{} drafted in {} of {} rounds, so it did the target alone's work plus {:.1}% overhead ({:.2}x), \
+                 yet measured {:.2}x [{:.2}, {:.2}]: the machine's speed moved between it and its baseline{hint}",
+                run.label(),
+                g.drafting_rounds,
+                g.rounds,
+                100.0 * g.overhead_share,
+                g.expected_speedup,
+                run.speedup.unwrap_or(f64::NAN),
+                ci.low,
+                ci.high,
+            ))
+        })
+        .collect()
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -305,6 +391,7 @@ fn report(
         baseline,
         segmentation,
         runs,
+        warnings: Vec::new(),
     }
 }
 
@@ -322,6 +409,7 @@ fn summarise<TT: TextTokenizer + ?Sized, DT: TextTokenizer + ?Sized>(
     prompts: &[Prompt],
     base: &Summed,
     s: &Summed,
+    timed_base: &[Output],
     target_pass: Option<f64>,
     base_tps: Option<f64>,
 ) -> Run {
@@ -353,6 +441,20 @@ fn summarise<TT: TextTokenizer + ?Sized, DT: TextTokenizer + ?Sized>(
         }
         _ => None,
     };
+    let pairs: Vec<PairedPrompt> = s
+        .outputs
+        .iter()
+        .zip(timed_base)
+        .map(|(o, b)| PairedPrompt {
+            tokens: o.ids.len().saturating_sub(1) as u64,
+            seconds: o.times.decode_s,
+            base_tokens: b.ids.len().saturating_sub(1) as u64,
+            base_seconds: b.times.decode_s,
+        })
+        .collect();
+    let ci = speedup_interval(&pairs);
+    let guard =
+        target_alone(c.drafting_rounds, c.rounds, decode, s.times.decode_s, s.times.verify_s, base_tps, ci.as_ref());
     let mut divergences = Vec::new();
     let mut results = Vec::with_capacity(prompts.len());
     let mut identical = 0;
@@ -376,6 +478,7 @@ fn summarise<TT: TextTokenizer + ?Sized, DT: TextTokenizer + ?Sized>(
             output_ids: o.ids.clone(),
             text: decode_text(pair.target, &o.ids),
             identical: same,
+            speedup: pairs[i].speedup(),
         });
     }
     Run {
@@ -390,6 +493,7 @@ fn summarise<TT: TextTokenizer + ?Sized, DT: TextTokenizer + ?Sized>(
         candidates_per_draft_token: c.candidates_per_draft_token(),
         mean_k: c.mean_k(),
         rounds: c.rounds,
+        drafting_rounds: c.drafting_rounds,
         drafted: c.drafted,
         drafted_accepted: c.drafted_accepted,
         drafted_committed: c.drafted_committed,
@@ -406,6 +510,9 @@ fn summarise<TT: TextTokenizer + ?Sized, DT: TextTokenizer + ?Sized>(
             (Some(a), Some(b)) if b > 0.0 => Some(a / b),
             _ => None,
         },
+        speedup_ci: ci,
+        speedup_verdict: ci.as_ref().map(Verdict::of),
+        target_alone: guard,
         time: Time::from(&s.times),
         c: cost_ratio,
         draft_pass_s: draft_pass,

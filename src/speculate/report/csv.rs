@@ -38,6 +38,13 @@ const COLUMNS: &[&str] = &[
     "energy_j_per_token",
     "identical_prompts",
     "divergences",
+    "speedup_ci_low",
+    "speedup_ci_high",
+    "speedup_verdict",
+    "drafting_rounds",
+    "target_alone_expected_speedup",
+    "target_alone_overhead_share",
+    "target_alone_drifted",
 ];
 
 fn opt(x: Option<f64>) -> String {
@@ -79,6 +86,13 @@ fn row(r: &Run) -> Vec<String> {
         opt(r.energy_j_per_token),
         r.identical_prompts.to_string(),
         r.divergences.len().to_string(),
+        opt(r.speedup_ci.map(|c| c.low)),
+        opt(r.speedup_ci.map(|c| c.high)),
+        r.speedup_verdict.map_or(String::new(), |v| v.name().replace(' ', "_")),
+        r.drafting_rounds.to_string(),
+        opt(r.target_alone.map(|g| g.expected_speedup)),
+        opt(r.target_alone.map(|g| g.overhead_share)),
+        r.target_alone.map_or(String::new(), |g| g.drifted.to_string()),
     ]
 }
 

@@ -27,17 +27,30 @@ mod tests {
         let runs = v["runs"].as_array().unwrap();
         assert!(!runs.is_empty());
         for r in runs {
-            for key in
-                ["k", "strategy", "acceptance_rate", "tokens_per_pass", "speedup", "c", "predicted_speedup", "prompts"]
-            {
+            for key in [
+                "k",
+                "strategy",
+                "acceptance_rate",
+                "tokens_per_pass",
+                "speedup",
+                "speedup_ci",
+                "speedup_verdict",
+                "target_alone",
+                "drafting_rounds",
+                "c",
+                "predicted_speedup",
+                "prompts",
+            ] {
                 assert!(r.get(key).is_some(), "run lacks {key}: {r}");
             }
             for p in r["prompts"].as_array().unwrap() {
-                for key in ["prompt", "baseline_ids", "output_ids", "text"] {
+                for key in ["prompt", "baseline_ids", "output_ids", "text", "speedup"] {
                     assert!(p.get(key).is_some(), "prompt lacks {key}");
                 }
             }
         }
+        assert!(runs.iter().all(|r| r["speedup_ci"]["low"].as_f64() <= r["speedup_ci"]["high"].as_f64()));
+        assert!(v["warnings"].is_array());
         assert!(runs.iter().any(|r| r["k"] == "auto"));
         assert!(runs.iter().any(|r| r["k"] == 2));
     }

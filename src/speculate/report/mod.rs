@@ -15,6 +15,7 @@ use super::lm::Top2;
 use super::metrics::TimeSplit;
 use super::rounds::{BaselineTiming, RunOrder, Verify};
 use super::segmentation::Segmentation;
+use super::spread::{Interval, TargetAlone, Verdict};
 use super::strategy::Strategy;
 
 /// Schema name and version written into every JSON report.
@@ -66,6 +67,9 @@ pub struct Report {
     /// With a draft: how both tokenizers cut the prompts and the target's outputs.
     pub segmentation: Option<Segmentation>,
     pub runs: Vec<Run>,
+    /// Configurations that drafted (almost) nothing yet whose speedup differs from the target
+    /// alone plus their overhead by more than their interval: the machine's speed moved.
+    pub warnings: Vec<String>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -150,6 +154,8 @@ pub struct Run {
     pub candidates_per_draft_token: Option<f64>,
     pub mean_k: Option<f64>,
     pub rounds: u64,
+    /// Rounds in which the draft ran.
+    pub drafting_rounds: u64,
     pub drafted: u64,
     pub drafted_accepted: u64,
     pub drafted_committed: u64,
@@ -166,6 +172,14 @@ pub struct Run {
     pub baseline_tokens_per_s: Option<f64>,
     /// Decode tokens/s over `baseline_tokens_per_s`.
     pub speedup: Option<f64>,
+    /// 95% bootstrap interval of the speedup over the prompts' paired timings (None below two
+    /// prompts).
+    pub speedup_ci: Option<Interval>,
+    /// Faster, slower, or no measurable difference (the interval contains 1).
+    pub speedup_verdict: Option<Verdict>,
+    /// Set when the configuration drafted in at most 5% of its rounds: the speedup the target
+    /// alone plus its measured overhead gives, and whether the measured one strays from it.
+    pub target_alone: Option<TargetAlone>,
     pub time: Time,
     /// Mean draft pass time / mean single-position target pass time.
     pub c: Option<f64>,
@@ -240,6 +254,9 @@ pub struct PromptResult {
     pub output_ids: Vec<u32>,
     pub text: String,
     pub identical: bool,
+    /// This prompt's decode tokens/s over the target alone's on it (the pairs the interval
+    /// draws from).
+    pub speedup: Option<f64>,
 }
 
 impl Run {

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use super::{KSetting, Report, ReportError, Run, write_atomic};
+use crate::speculate::spread::Verdict;
 use crate::speculate::strategy::Strategy;
 
 const W: f64 = 760.0;
@@ -45,7 +46,12 @@ pub fn to_string(r: &Report) -> String {
     let x_auto = max_k as f64 + 1.0;
     let x_max = if has_auto { x_auto } else { max_k as f64 } + 0.5;
     let x_min = 0.5f64.min(ks.first().map_or(0.5, |&k| k as f64 - 0.5));
-    let ys = r.runs.iter().flat_map(|x| [x.speedup, x.predicted_speedup]).flatten().filter(|v| v.is_finite());
+    let ys = r
+        .runs
+        .iter()
+        .flat_map(|x| [x.speedup, x.predicted_speedup, x.speedup_ci.map(|c| c.high)])
+        .flatten()
+        .filter(|v| v.is_finite());
     let y_top = ys.fold(1.2f64, f64::max) * 1.1;
     let px = |x: f64| LEFT + (x - x_min) / (x_max - x_min) * (W - LEFT - RIGHT);
     let py = |y: f64| TOP + (1.0 - y / y_top) * (H - TOP - BOTTOM);
@@ -168,12 +174,31 @@ pub fn to_string(r: &Report) -> String {
             }
         }
         for x in &runs {
-            if let Some(v) = x.speedup {
+            if let Some(ci) = x.speedup_ci {
+                // The 95% interval as a bar with caps.
+                let (cx, lo, hi) = (px(xk(x)), py(ci.low), py(ci.high));
                 let _ = writeln!(
                     s,
-                    r#"<circle cx="{:.1}" cy="{:.1}" r="4" fill="{c}"><title>{} measured {:.2}x, acceptance {}</title></circle>"#,
+                    r#"<path d="M{:.1},{lo:.1}V{hi:.1}M{:.1},{lo:.1}H{:.1}M{:.1},{hi:.1}H{:.1}" stroke="{c}" stroke-width="1.2" fill="none"/>"#,
+                    cx,
+                    cx - 3.0,
+                    cx + 3.0,
+                    cx - 3.0,
+                    cx + 3.0
+                );
+            }
+            if let Some(v) = x.speedup {
+                // Hollow: no measurable difference from the target alone (the interval holds 1).
+                let same = x.speedup_verdict == Some(Verdict::NoMeasurableDifference);
+                let ci = x.speedup_ci.map_or(String::new(), |ci| {
+                    format!(" [{:.2}, {:.2}], {}", ci.low, ci.high, x.speedup_verdict.map_or("", Verdict::name))
+                });
+                let _ = writeln!(
+                    s,
+                    r#"<circle cx="{:.1}" cy="{:.1}" r="4" fill="{}" stroke="{c}" stroke-width="1.5"><title>{} measured {:.2}x{ci}, acceptance {}</title></circle>"#,
                     px(xk(x)),
                     py(v),
+                    if same { "white" } else { c },
                     esc(&x.label()),
                     v,
                     super::pct(x.acceptance_rate)
@@ -228,6 +253,12 @@ pub fn to_string(r: &Report) -> String {
     let _ =
         writeln!(s, r##"<text x="{lx}" y="{}" fill="#444" font-size="10">predicted: Leviathan,</text>"##, ly + 36.0);
     let _ = writeln!(s, r##"<text x="{lx}" y="{}" fill="#444" font-size="10">measured α̂ and c</text>"##, ly + 50.0);
+    let _ =
+        writeln!(s, r##"<text x="{lx}" y="{}" fill="#444" font-size="10">bars: 95% interval over</text>"##, ly + 68.0);
+    let _ =
+        writeln!(s, r##"<text x="{lx}" y="{}" fill="#444" font-size="10">prompts; hollow dot: no</text>"##, ly + 82.0);
+    let _ =
+        writeln!(s, r##"<text x="{lx}" y="{}" fill="#444" font-size="10">measurable difference</text>"##, ly + 96.0);
     s.push_str("</svg>\n");
     s
 }
@@ -271,6 +302,11 @@ mod tests {
         assert_eq!(svg.matches("<circle cx").count(), measured + strategies, "one dot per run plus the legend");
         assert_eq!(svg.matches("<rect x").count(), predicted + strategies);
         assert!(svg.contains("break-even (speedup 1)") && svg.contains(">auto<"));
+        let bars = r.runs.iter().filter(|x| x.speedup_ci.is_some()).count();
+        assert!(bars > 0);
+        assert_eq!(svg.matches("<path d=\"M").count(), bars, "one interval bar per run with an interval");
+        let hollow = r.runs.iter().filter(|x| x.speedup_verdict == Some(Verdict::NoMeasurableDifference)).count();
+        assert_eq!(svg.matches(r#"r="4" fill="white""#).count(), hollow);
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! The table printed on stdout, with the definitions a reader needs under it.
 
 use super::{Report, num, pct};
+use crate::speculate::rounds::BaselineTiming;
+use crate::speculate::spread::{Interval, Verdict};
 
 fn time_split(r: &super::Run) -> String {
     let t = &r.time;
@@ -13,6 +15,17 @@ fn time_split(r: &super::Run) -> String {
 
 fn times(x: Option<f64>) -> String {
     x.map_or("-".into(), |v| format!("{v:.2}x"))
+}
+
+fn interval(x: Option<Interval>) -> String {
+    x.map_or("-".into(), |ci| format!("{:.2}-{:.2}", ci.low, ci.high))
+}
+
+fn verdict(x: Option<Verdict>) -> String {
+    x.map_or("-".into(), |v| match v {
+        Verdict::NoMeasurableDifference => "no difference".into(),
+        v => v.name().into(),
+    })
 }
 
 fn break_even(x: Option<f64>) -> String {
@@ -49,10 +62,18 @@ pub fn to_string(r: &Report) -> String {
         ));
     }
     out.push_str(&format!(
-        "baseline (target alone): {} tok/s decode, target pass {} ms, energy {}\n\n",
+        "baseline (target alone): {} tok/s decode, target pass {} ms, energy {}\n{}\n\n",
         num(b.decode_tokens_per_s, 1),
         num(b.target_pass_s.map(|s| s * 1e3), 2),
         b.energy_j_per_token.map_or(r.energy_source.clone(), |j| format!("{j:.3} J/token ({})", r.energy_source)),
+        match r.settings.baseline {
+            BaselineTiming::Paired => {
+                "speedups against the target alone timed right before each configuration's run of each prompt (--baseline paired)"
+            }
+            BaselineTiming::Once => {
+                "speedups against the target alone timed once, before all configurations (--baseline once: a machine whose speed moves moves them)"
+            }
+        },
     ));
     let header = [
         "strategy",
@@ -63,6 +84,8 @@ pub fn to_string(r: &Report) -> String {
         "tok/pass",
         "tok/s",
         "speedup",
+        "95% CI",
+        "vs target",
         "predicted",
         "pred(costs)",
         "c",
@@ -82,6 +105,8 @@ pub fn to_string(r: &Report) -> String {
             num(run.tokens_per_pass, 2),
             num(run.decode_tokens_per_s, 1),
             times(run.speedup),
+            interval(run.speedup_ci),
+            verdict(run.speedup_verdict),
             times(run.predicted_speedup),
             times(run.predicted_speedup_measured_costs),
             num(run.c, 3),
@@ -118,9 +143,28 @@ pub fn to_string(r: &Report) -> String {
          predicted = E(α̂,k)/(k·c+1) (Leviathan), α̂ = accepted/(accepted+rejecting rounds), c = draft pass/target pass;\n\
          pred(costs) = the same gain over the measured round cost; break-even = acceptance at which the measured\n\
          round cost pays off (geometric / linear gain model; >100%: no acceptance can).\n\
+         95% CI = bootstrap over the prompts' paired timings; vs target: faster or slower when the whole interval is\n\
+         above or below 1, else no difference (no measurable difference from the target alone).\n\
          Paper (Bielik-11B, M2 Pro): break-even ~40% at k=2 and >100% at k=6: reported, not reproduced (no round cost\n\
          linear in k that breaks even at 40% for k=2 exceeds 100% at k=6; see docs/speculate-json.md).\n",
     );
+    for run in &r.runs {
+        if let Some(g) = &run.target_alone {
+            out.push_str(&format!(
+                "{}: drafted in {} of {} rounds, the target alone's work plus {:.1}% overhead: {:.2}x expected, {} measured{}\n",
+                run.label(),
+                g.drafting_rounds,
+                g.rounds,
+                100.0 * g.overhead_share,
+                g.expected_speedup,
+                times(run.speedup),
+                if g.drifted { " (outside its interval: see the warning)" } else { "" },
+            ));
+        }
+    }
+    for w in &r.warnings {
+        out.push_str(&format!("WARNING: {w}\n"));
+    }
     for run in &r.runs {
         for d in &run.divergences {
             out.push_str(&format!(
@@ -203,5 +247,10 @@ mod tests {
         assert!(t.contains("reported, not reproduced"));
         assert!(t.contains("Σ accepted / Σ proposed"));
         assert!(t.contains("baseline (target alone)"));
+        assert!(t.contains("95% CI") && t.contains("no measurable difference from the target alone"));
+        for run in &r.runs {
+            let ci = run.speedup_ci.unwrap();
+            assert!(t.contains(&format!("{:.2}-{:.2}", ci.low, ci.high)), "{t}");
+        }
     }
 }

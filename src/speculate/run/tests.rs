@@ -2,6 +2,7 @@ use super::*;
 use crate::speculate::clock::{VirtualClock, WallClock};
 use crate::speculate::energy::Unavailable;
 use crate::speculate::mock::{Charged, HashModel};
+use crate::speculate::spread::Verdict;
 use crate::speculate::testutil::tok;
 
 fn options(ks: &[usize], verify: Verify, max_new: usize) -> RunOptions {
@@ -132,6 +133,7 @@ fn a_paired_baseline_keeps_drift_out_of_the_speedups() {
             Charged { slower_from: switch, ..Charged::new(HashModel::new(2000, 3), clock.clone(), 0.010, 0.0) };
         let draft = Charged::new(HashModel::new(2000, 4), clock.clone(), 0.001, 0.0);
         let mut seen = Vec::new();
+        let mut baseline_end = None;
         let r = run(
             &target,
             pair.target,
@@ -140,18 +142,24 @@ fn a_paired_baseline_keeps_drift_out_of_the_speedups() {
             &RunOptions { baseline, ..options(&[1, 2], Verify::Batched, 64) },
             &clock,
             &mut Unavailable("n/a".into()),
-            &mut |p| seen.push((p.done, p.total)),
+            &mut |p| {
+                seen.push((p.done, p.total));
+                if p.stage != "warm-up" && p.stage != "baseline" && baseline_end.is_none() {
+                    baseline_end = Some(clock.now());
+                }
+            },
         )
         .unwrap();
         let paired = baseline == BaselineTiming::Paired;
         assert_eq!(seen.last(), Some(&(4 * (1 + 2 * (1 + paired as usize)), 4 * (1 + 2 * (1 + paired as usize)))));
         assert_eq!(r.settings.baseline, baseline);
-        r.runs.iter().map(|x| x.speedup.unwrap()).collect::<Vec<_>>()
+        (r.runs.iter().map(|x| x.speedup.unwrap()).collect::<Vec<_>>(), baseline_end.unwrap())
     };
-    // The baseline (4 prompts, 64 passes each, 10 ms a pass) ends at 2.56 s.
-    let slow_all_along = speedups(0.0, BaselineTiming::Once);
-    let drift_once = speedups(2.565, BaselineTiming::Once);
-    let drift_paired = speedups(2.565, BaselineTiming::Paired);
+    // The baseline (4 prompts, 64 passes each, 10 ms a pass) takes 2.56 s after the warm-up.
+    let (slow_all_along, _) = speedups(0.0, BaselineTiming::Once);
+    let (_, end) = speedups(f64::INFINITY, BaselineTiming::Once);
+    let (drift_once, _) = speedups(end + 0.005, BaselineTiming::Once);
+    let (drift_paired, _) = speedups(end + 0.005, BaselineTiming::Paired);
     for ((s, once), paired) in slow_all_along.iter().zip(&drift_once).zip(&drift_paired) {
         // Not exactly half: the draft's passes did not slow down.
         assert!((0.45..0.6).contains(&(once / s)), "once: {once} against {s}");
@@ -172,6 +180,7 @@ fn interleaving_spreads_a_slow_stretch_over_every_configuration() {
         let target =
             Charged { slower_from: switch, ..Charged::new(HashModel::new(2000, 3), clock.clone(), 0.010, 0.0) };
         let draft = Charged::new(HashModel::new(2000, 3), clock.clone(), 0.001, 0.0);
+        let mut baseline_end = None;
         let r = run(
             &target,
             pair.target,
@@ -184,19 +193,23 @@ fn interleaving_spreads_a_slow_stretch_over_every_configuration() {
             },
             &clock,
             &mut Unavailable("n/a".into()),
-            &mut |_| {},
+            &mut |p| {
+                if p.stage != "warm-up" && p.stage != "baseline" && baseline_end.is_none() {
+                    baseline_end = Some(clock.now());
+                }
+            },
         )
         .unwrap();
         assert_eq!(r.settings.order, order);
-        (r.runs.iter().map(|x| x.speedup.unwrap()).collect::<Vec<_>>(), clock.now())
+        (r.runs.iter().map(|x| x.speedup.unwrap()).collect::<Vec<_>>(), baseline_end.unwrap(), clock.now())
     };
-    // The baseline (4 prompts, 64 passes each, 10 ms a pass) ends at 2.56 s; the slowdown starts
-    // halfway through the configurations, a little early so that no pass straddles it.
-    let (steady, end) = speedups(f64::INFINITY, RunOrder::Grouped);
+    // The slowdown starts halfway through the configurations (after the warm-up and the
+    // baseline), a little early so that no pass straddles it.
+    let (steady, start, end) = speedups(f64::INFINITY, RunOrder::Grouped);
     assert!(steady[0] > 1.0 && (steady[0] - steady[1]).abs() < 1e-9, "{steady:?}");
-    let half = 2.56 + (end - 2.56) / 2.0 - 0.005;
-    let (grouped, _) = speedups(half, RunOrder::Grouped);
-    let (interleaved, _) = speedups(half, RunOrder::Interleaved);
+    let half = start + (end - start) / 2.0 - 0.005;
+    let (grouped, ..) = speedups(half, RunOrder::Grouped);
+    let (interleaved, ..) = speedups(half, RunOrder::Interleaved);
     assert!(grouped[1] / grouped[0] < 0.7, "grouped: {grouped:?}");
     assert!((interleaved[1] / interleaved[0] - 1.0).abs() < 1e-9, "interleaved: {interleaved:?}");
 }
@@ -239,7 +252,8 @@ fn progress_counts_every_prompt_of_every_stage() {
         &mut |p| seen.push((p.stage.clone(), p.done, p.total)),
     )
     .unwrap();
-    assert_eq!(seen.first(), Some(&("baseline".to_string(), 0, 9)));
+    assert_eq!(seen.first(), Some(&("warm-up".to_string(), 0, 9)), "the warm-up comes first, and is not a prompt run");
+    assert_eq!(seen.get(1), Some(&("baseline".to_string(), 0, 9)));
     assert_eq!(seen.last(), Some(&("done".to_string(), 9, 9)));
     assert!(seen.iter().any(|s| s.0 == "none k=2"));
 }
@@ -306,4 +320,67 @@ fn without_a_draft_the_report_is_the_baseline_alone() {
         assert!(v["baseline"]["prompts"][0].get(key).is_some(), "{key}: {json}");
     }
     assert!(crate::speculate::report::table::to_string(&alone).contains("decode tok/s"));
+}
+
+/// Issue #50: a target whose first passes run cold (twice as slow, as a process paging in its
+/// weights) and later ones warm. A configuration that never drafts (`-k auto` with a draft as
+/// dear as the target and never right) does the target alone's work: by default (paired
+/// baselines after a warm-up) its speedup is 1.0x within its interval, and the guard finds it in
+/// line with the target alone plus its overhead; with `--baseline once` the cold baseline credits
+/// it with speed it did not earn, and the guard warns.
+#[test]
+fn a_cold_start_gives_no_speed_to_a_configuration_that_never_drafts() {
+    let t = tok("mistral-tiny");
+    let pair = Pair { target: t, draft: t, target_eos: vec![], draft_eos: vec![], target_rows: 2000, identical: true };
+    let report = |baseline: BaselineTiming| {
+        let clock = VirtualClock::new();
+        // The warm-up takes 2 x 64 target passes, the baseline 8 x 64: cold for the warm-up and
+        // half of the baseline, warm for every configuration. A pass costs 2^-7 s, so that
+        // virtual times add up exactly and two prompts decoded alike time alike.
+        let pass = 1.0 / 128.0;
+        let target = Charged { cold_passes: 370, ..Charged::new(HashModel::new(2000, 3), clock.clone(), pass, 0.0) };
+        let draft = Charged::new(HashModel::new(2000, 4), clock.clone(), pass, 0.0);
+        let r = run(
+            &target,
+            pair.target,
+            Some(Draft { model: &draft, pair: &pair, label: "d".into() }),
+            &prompts(8),
+            &RunOptions { ks: vec![KSetting::Auto], baseline, ..options(&[], Verify::Batched, 64) },
+            &clock,
+            &mut Unavailable("n/a".into()),
+            &mut |_| {},
+        )
+        .unwrap();
+        assert!(target.log.borrow().len() > 370 + 8 * 64, "the configurations ran warm");
+        r
+    };
+    let default = report(crate::speculate::experiment::Settings::default().baseline);
+    let once = report(BaselineTiming::Once);
+    for r in [&default, &once] {
+        let run = &r.runs[0];
+        assert_eq!(run.accepted, 0);
+        let g = run.target_alone.expect("it drafted almost nothing, so it is set against the target alone");
+        assert!(g.drafting_rounds > 0 && g.drafting_rounds * 20 <= g.rounds, "{g:?}");
+        assert!(g.expected_speedup < 1.0 && g.expected_speedup > 0.95, "{g:?}");
+    }
+    let (run, ci) = (&default.runs[0], default.runs[0].speedup_ci.unwrap());
+    let s = run.speedup.unwrap();
+    assert!(ci.contains(1.0) && ci.contains(s) && (0.95..=1.0).contains(&s), "default: {s} {ci:?}");
+    assert_eq!(run.speedup_verdict, Some(Verdict::NoMeasurableDifference));
+    assert!(!run.target_alone.unwrap().drifted && default.warnings.is_empty(), "{:?}", default.warnings);
+
+    let (run, ci) = (&once.runs[0], once.runs[0].speedup_ci.unwrap());
+    let s = run.speedup.unwrap();
+    assert!(s > 1.2 && ci.low > 1.0, "once: {s} {ci:?}");
+    assert_eq!(run.speedup_verdict, Some(Verdict::Faster));
+    assert!(run.target_alone.unwrap().drifted);
+    assert_eq!(once.warnings.len(), 1);
+    assert!(
+        once.warnings[0].contains("auto") && once.warnings[0].contains("--baseline paired"),
+        "{}",
+        once.warnings[0]
+    );
+    let table = crate::speculate::report::table::to_string(&once);
+    assert!(table.contains("WARNING: none k=auto"), "{table}");
+    eprintln!("{}\n{table}", crate::speculate::report::table::to_string(&default));
 }
