@@ -68,11 +68,20 @@ pub fn to_string(r: &Report) -> String {
         b.energy_j_per_token.map_or(r.energy_source.clone(), |j| format!("{j:.3} J/token ({})", r.energy_source)),
         match r.settings.baseline {
             BaselineTiming::Paired => {
-                "speedups against the target alone timed right before each configuration's run of each prompt (--baseline paired)"
+                // The spread of the paired timings shows how far the machine's speed moved.
+                let tps: Vec<f64> = r.runs.iter().filter_map(|x| x.baseline_tokens_per_s).collect();
+                let range = if tps.is_empty() {
+                    String::new()
+                } else {
+                    let lo = tps.iter().copied().fold(f64::INFINITY, f64::min);
+                    let hi = tps.iter().copied().fold(0.0, f64::max);
+                    format!(": {lo:.1}-{hi:.1} tok/s")
+                };
+                format!(
+                    "speedups against the target alone timed right before each configuration's run of each prompt (--baseline paired{range})"
+                )
             }
-            BaselineTiming::Once => {
-                "speedups against the target alone timed once, before all configurations (--baseline once: a machine whose speed moves moves them)"
-            }
+            BaselineTiming::Once => "speedups against the target alone timed once, before all configurations (--baseline once: a machine whose speed moves moves them)".to_string(),
         },
     ));
     let header = [
