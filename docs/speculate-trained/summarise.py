@@ -53,10 +53,13 @@ def main():
                 ex = exact["runs"][i]
                 assert (str(ex["k"]), ex["strategy"]) == (k, st)
                 m = statistics.median(sp)
-                # The interval and verdict of the repetition whose speedup is the median (the upper
-                # middle one of an even count); reports before 2026-12-05 have none.
-                mid = reports[sorted(range(len(sp)), key=lambda j: sp[j])[len(sp) // 2]]["runs"][i]
-                ci = mid.get("speedup_ci")
+                # The span of the repetitions' 95% intervals (from the lowest low to the highest
+                # high: it holds every repetition's speedup and so their median); reports before
+                # 2026-12-05 have none.
+                cis = [r["runs"][i].get("speedup_ci") for r in reports]
+                ci = {"low": min(c["low"] for c in cis), "high": max(c["high"] for c in cis)} if all(cis) else None
+                verdict = None if ci is None else (
+                    "faster" if ci["low"] > 1 else "slower" if ci["high"] < 1 else "no_measurable_difference")
                 guards = [r["runs"][i].get("target_alone") for r in reports]
                 p = statistics.median(pr) if all(x is not None for x in pr) else None
                 row = dict(
@@ -77,7 +80,7 @@ def main():
                     speedup_max=max(sp),
                     speedup_ci_low=ci["low"] if ci else None,
                     speedup_ci_high=ci["high"] if ci else None,
-                    verdict=mid.get("speedup_verdict"),
+                    verdict=verdict,
                     # Repetitions whose interval lies wholly above 1 (none is "faster" where no
                     # repetition drafted).
                     faster_reps=sum(r["runs"][i].get("speedup_verdict") == "faster" for r in reports),
@@ -180,7 +183,7 @@ def main():
                      for r in drift))
         faster = [r for r in rows if r["verdict"] == "faster"]
         same = [r for r in rows if r["verdict"] == "no_measurable_difference"]
-        checks.append(f"INFO median repetition's verdict: faster {len(faster)}, no measurable difference "
+        checks.append(f"INFO verdict over the span of the repetitions' intervals: faster {len(faster)}, no measurable difference "
                       f"{len(same)}, slower {len(rows) - len(faster) - len(same)} of {len(rows)}")
     gaps = [r for r in rows if r["gap"] is not None]
     worst = max(gaps, key=lambda r: abs(r["gap"]))
@@ -192,7 +195,7 @@ def main():
     fx = lambda x: "–" if x is None else f"{x:.2f}"
 
     def times(r):
-        # The speedup with the median repetition's 95% interval, "≈" when it contains 1.
+        # The median speedup with the span of the repetitions' 95% intervals, "≈" when it holds 1.
         if r["speedup_ci_low"] is None:
             return f"{r['speedup']:.2f}x"
         mark = " ≈" if r["verdict"] == "no_measurable_difference" else ""
