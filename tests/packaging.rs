@@ -690,3 +690,36 @@ fn systemd_unit_boots_under_a_throwaway_systemd() {
     let listening = journal.lines().find(|l| l.contains("listening on")).unwrap_or_else(|| panic!("{context}"));
     assert!(listening.contains(&format!("kernels {live}")), "host kernels {live}: {listening}");
 }
+
+/// Installing reseam needs Rust and the C compiler it links with, nothing more (issue 48): no
+/// crate of the default build runs cmake or compiles C++. The crates that would: the `cmake`
+/// crate (what a -sys crate calls cmake through), `cxx-build`, `sentencepiece-sys` (the C++
+/// SentencePiece, only behind the `cpp-sentencepiece` feature) and `esaxx-rs` with its `cpp`
+/// feature (the `tokenizers` crate's `esaxx_fast`). .ci/run also builds with both hidden.
+#[test]
+fn the_default_build_needs_no_cmake_and_no_cpp_compiler() {
+    let out = Command::new(env!("CARGO"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["tree", "--locked", "--offline", "--workspace", "--edges", "normal,build", "--prefix", "none"])
+        .args(["--target", "all", "--format", "{p} [{f}]"])
+        .output()
+        .expect("cargo tree runs");
+    assert!(out.status.success(), "cargo tree: {}", String::from_utf8_lossy(&out.stderr));
+    let tree = String::from_utf8(out.stdout).unwrap();
+    assert!(tree.lines().any(|l| l.starts_with("reseam ")), "the graph was not read: {tree}");
+    for line in tree.lines() {
+        let name = line.split(' ').next().unwrap_or("");
+        assert!(!["cmake", "cxx-build", "sentencepiece-sys", "sentencepiece"].contains(&name), "{line}");
+        if name == "esaxx-rs" {
+            assert!(!line.contains("cpp"), "{line}");
+        }
+    }
+    // With the feature, the reference is there (so the check above can fail).
+    let out = Command::new(env!("CARGO"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["tree", "--locked", "--offline", "--features", "cpp-sentencepiece", "--prefix", "none", "-i"])
+        .arg("sentencepiece-sys")
+        .output()
+        .expect("cargo tree runs");
+    assert!(out.status.success(), "cargo tree -i sentencepiece-sys: {}", String::from_utf8_lossy(&out.stderr));
+}

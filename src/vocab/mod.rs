@@ -3,11 +3,12 @@
 //! Firefox models use `bos_id = -1`, `eos_id = 0` (`</s>`), `unk_id = 1`. Marian appends `</s>` to
 //! every source sentence and never emits a BOS, so the same here.
 
+pub mod spm;
 pub mod synthetic;
 
 use std::path::{Path, PathBuf};
 
-use sentencepiece::SentencePieceProcessor;
+use spm::SentencePiece;
 
 #[derive(Debug, thiserror::Error)]
 pub enum VocabError {
@@ -34,7 +35,7 @@ impl VocabError {
 
 /// One SentencePiece model.
 pub struct Vocab {
-    spm: SentencePieceProcessor,
+    spm: SentencePiece,
     size: usize,
     eos: u32,
     unk: u32,
@@ -60,7 +61,7 @@ impl Vocab {
         if bytes.is_empty() {
             return Err(bad("the file is empty".into()));
         }
-        let spm = SentencePieceProcessor::from_serialized_proto(bytes).map_err(|e| bad(e.to_string()))?;
+        let spm = SentencePiece::from_bytes(bytes).map_err(|e| bad(e.to_string()))?;
         let size = spm.len();
         let unusable = |reason: String| VocabError::Unusable { path: path.into(), reason };
         if size < 2 {
@@ -97,16 +98,12 @@ impl Vocab {
 
     /// The piece ids of a sentence, without the final `</s>`.
     pub fn encode(&self, text: &str) -> Result<Vec<u32>, VocabError> {
-        let pieces =
-            self.spm.encode(text).map_err(|e| VocabError::Codec { what: "encoding", reason: e.to_string() })?;
-        Ok(pieces.into_iter().map(|p| p.id).collect())
+        Ok(self.spm.encode_ids(text))
     }
 
     /// The piece ids of a sentence with the bytes of `text` each covers, without `</s>`.
     pub fn encode_spans(&self, text: &str) -> Result<Vec<(u32, std::ops::Range<usize>)>, VocabError> {
-        let pieces =
-            self.spm.encode(text).map_err(|e| VocabError::Codec { what: "encoding", reason: e.to_string() })?;
-        Ok(pieces.into_iter().map(|p| (p.id, p.span.0 as usize..p.span.1 as usize)).collect())
+        Ok(self.spm.encode(text).into_iter().map(|p| (p.id, p.span)).collect())
     }
 
     /// The bytes of `self.decode(ids)` each id gives, in order: piece `i` is what decoding
@@ -132,9 +129,7 @@ impl Vocab {
 
     /// The pieces of a sentence as strings (for `--debug` output and tests).
     pub fn encode_pieces(&self, text: &str) -> Result<Vec<String>, VocabError> {
-        let pieces =
-            self.spm.encode(text).map_err(|e| VocabError::Codec { what: "encoding", reason: e.to_string() })?;
-        Ok(pieces.into_iter().map(|p| p.piece).collect())
+        Ok(self.spm.encode(text).into_iter().map(|p| p.piece).collect())
     }
 
     /// Text of output ids. `</s>` and other control pieces decode to nothing; byte pieces are
@@ -145,7 +140,7 @@ impl Vocab {
         if let Some(bad) = ids.iter().find(|&&i| i as usize >= self.size) {
             return Err(VocabError::Codec { what: "decoding", reason: format!("id {bad} is not in the vocabulary") });
         }
-        self.spm.decode_piece_ids(ids).map_err(|e| VocabError::Codec { what: "decoding", reason: e.to_string() })
+        self.spm.decode(ids).map_err(|e| VocabError::Codec { what: "decoding", reason: e.to_string() })
     }
 }
 

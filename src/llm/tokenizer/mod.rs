@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{Error, Result};
+use crate::vocab::spm::SentencePiece;
 use bytes::ByteDecoder;
 use spm::SpmModel;
 
@@ -44,9 +45,9 @@ enum Backend {
         bytes: Option<ByteDecoder>,
     },
     Spm {
-        sp: Box<sentencepiece::SentencePieceProcessor>,
+        sp: Box<SentencePiece>,
         /// The same model without the dummy `▁` prefix and whitespace clean-up (continuations).
-        cont: Option<Box<sentencepiece::SentencePieceProcessor>>,
+        cont: Option<Box<SentencePiece>>,
         model: SpmModel,
         add_bos: bool,
         add_eos: bool,
@@ -162,8 +163,8 @@ impl Tokenizer {
         let err = |msg: String| Error::Tokenizer { path: path.to_path_buf(), msg };
         let raw = std::fs::read(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
         let model = SpmModel::parse(&raw).ok_or_else(|| err("not a SentencePiece model".into()))?;
-        let sp = sentencepiece::SentencePieceProcessor::from_serialized_proto(&raw).map_err(|e| err(e.to_string()))?;
-        let piece_id = |name: &str| token_text(config.get(name)).and_then(|t| sp.piece_to_id(&t).ok().flatten());
+        let sp = SentencePiece::from_bytes(&raw).map_err(|e| err(e.to_string()))?;
+        let piece_id = |name: &str| token_text(config.get(name)).and_then(|t| piece_to_id(&sp, &t));
         let specials = SpecialTokens {
             bos: piece_id("bos_token").or(sp.bos_id()),
             eos: piece_id("eos_token").or(sp.eos_id()),
@@ -179,9 +180,7 @@ impl Tokenizer {
         }
         let flag = |k: &str, d: bool| config.get(k).and_then(Value::as_bool).unwrap_or(d);
         let cont = match spm::for_continuations(&raw) {
-            Some(proto) => Some(Box::new(
-                sentencepiece::SentencePieceProcessor::from_serialized_proto(&proto).map_err(|e| err(e.to_string()))?,
-            )),
+            Some(proto) => Some(Box::new(SentencePiece::from_bytes(&proto).map_err(|e| err(e.to_string()))?)),
             None => None,
         };
         Ok(Tokenizer {
@@ -230,7 +229,7 @@ impl Tokenizer {
                 Ok(tok.encode(text, add_special_tokens).map_err(|e| self.err(e))?.get_ids().to_vec())
             }
             Backend::Spm { sp, add_bos, add_eos, .. } => {
-                let mut ids: Vec<u32> = sp.encode(text).map_err(|e| self.err(e))?.into_iter().map(|p| p.id).collect();
+                let mut ids = sp.encode_ids(text);
                 if add_special_tokens {
                     if let (true, Some(b)) = (*add_bos, self.specials.bos) {
                         ids.insert(0, b);
@@ -314,13 +313,19 @@ impl Tokenizer {
     pub fn token_to_id(&self, token: &str) -> Option<u32> {
         match &self.backend {
             Backend::Hf { tok, .. } => tok.token_to_id(token),
-            Backend::Spm { sp, .. } => sp.piece_to_id(token).ok().flatten(),
+            Backend::Spm { sp, .. } => piece_to_id(sp, token),
         }
     }
 
     fn err(&self, e: impl std::fmt::Display) -> Error {
         Error::Tokenizer { path: self.path.clone(), msg: e.to_string() }
     }
+}
+
+/// The id of a piece's text; None for the unknown piece and a text that is no piece (the
+/// library answers the unknown id for both).
+fn piece_to_id(sp: &SentencePiece, piece: &str) -> Option<u32> {
+    Some(sp.piece_to_id(piece)).filter(|&id| id != sp.unk_id())
 }
 
 fn special_texts(config: &Value) -> Vec<(String, String)> {

@@ -77,14 +77,7 @@ impl Tokenizer {
             Backend::Hf { tok, cont, .. } => {
                 Ok(cont.as_deref().unwrap_or(tok).encode(text, false).map_err(|e| self.err(e))?.get_ids().to_vec())
             }
-            Backend::Spm { sp, cont, .. } => Ok(cont
-                .as_deref()
-                .unwrap_or(sp)
-                .encode(text)
-                .map_err(|e| self.err(e))?
-                .into_iter()
-                .map(|p| p.id)
-                .collect()),
+            Backend::Spm { sp, cont, .. } => Ok(cont.as_deref().unwrap_or(sp).encode_ids(text)),
         }
     }
 }
