@@ -145,8 +145,9 @@ impl SentencePiece {
         Ok(sp)
     }
 
-    /// The same model, breaking the unigram model's rounding ties as an older library does
-    /// (the default is sentencepiece 0.2.3's arithmetic).
+    /// The same model, breaking the unigram model's rounding ties as another library version
+    /// does (the default is sentencepiece 0.2.1's arithmetic, the engine's since it matched
+    /// Bergamot; the goldens ask for 0.2.3's).
     pub fn with_arithmetic(mut self, arithmetic: Arithmetic) -> SentencePiece {
         self.arithmetic = arithmetic;
         self
