@@ -51,6 +51,24 @@ fn version_verbose_names_the_kernel() {
 }
 
 #[test]
+fn reseam_verbose_takes_the_usual_forms_of_true_and_false() {
+    let t = TestDir::new();
+    for (value, verbose) in [("1", true), ("yes", true), ("true", true), ("on", true), ("0", false), ("false", false)] {
+        let out = t.run(
+            {
+                let mut c = t.cmd();
+                c.arg("--version").env("RESEAM_VERBOSE", value);
+                c
+            },
+            b"",
+        );
+        assert!(out.status.success(), "RESEAM_VERBOSE={value}: {out:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(text.contains("kernel in use: "), verbose, "RESEAM_VERBOSE={value}: {text}");
+    }
+}
+
+#[test]
 fn forcing_an_unknown_isa_fails_clearly() {
     let t = TestDir::new();
     let out = t.run(

@@ -1,14 +1,19 @@
 //! `reseam serve`: the real binary on a loopback port (port 0), over temp copies of the fixture
 //! models, spoken to over plain TCP. Every route and dialect of issue 28, its status codes,
 //! limits and token forms; the logs without texts; malformed, slow and stalled clients; SIGTERM,
-//! SIGINT and SIGHUP under load.
+//! SIGINT and SIGHUP under load; connection floods, heavy requests beside light ones, memory
+//! across reloads and cold bursts, packs changed under the server.
 
 mod auth;
 mod client;
 mod deepl;
+mod fair;
+mod files;
+mod flood;
 mod limits;
 mod logs;
 mod malformed;
+mod memory;
 mod reload;
 mod routes;
 mod server;

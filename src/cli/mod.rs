@@ -37,7 +37,7 @@ pub struct Cli {
     version: bool,
 
     /// More detail (with --version: kernels and CPU features).
-    #[arg(short, long, global = true, env = "RESEAM_VERBOSE")]
+    #[arg(short, long, global = true, env = "RESEAM_VERBOSE", value_parser = clap::builder::BoolishValueParser::new())]
     verbose: bool,
 
     #[command(subcommand)]

@@ -48,7 +48,9 @@ pub struct Args {
     #[arg(long, env = "THREADS", value_name = "N", default_value_t = 0, hide_default_value = true)]
     pub threads: usize,
 
-    /// Most sentences of one model decoded together in one step.
+    /// Most sentences of one model decoded together in one step; an eighth of them are kept
+    /// for light requests (a few sentences), which then start at once while heavy ones fill the
+    /// rest.
     #[arg(long, env = "MAX_BATCH", default_value_t = 64, value_parser = clap::value_parser!(u16).range(1..))]
     pub max_batch: u16,
 
@@ -60,7 +62,9 @@ pub struct Args {
     #[arg(long, env = "MAX_CHARS", default_value_t = 20_000)]
     pub max_chars: usize,
 
-    /// Requests translating at once; more wait in a queue of --max-queue.
+    /// Requests translating at once; more wait in a queue of --max-queue. Requests over a
+    /// quarter of MAX_CHARS hold at most three quarters of them, so that light requests are not
+    /// kept waiting behind heavy ones (whose sentences then take turns with theirs in the engine).
     #[arg(long, env = "HTTP_THREADS", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
     pub http_threads: u32,
 
@@ -74,12 +78,28 @@ pub struct Args {
     #[arg(long, env = "MAX_BODY", value_name = "BYTES")]
     pub max_body: Option<usize>,
 
-    /// Open connections at most; more are closed as they arrive.
+    /// Open connections at most. At the cap a new connection is still accepted and the one idle
+    /// the longest is closed (after its current reply, if it had served requests); only when
+    /// every open connection has a request in progress is the new one closed at once. Counts are
+    /// logged once per 10 s.
     #[arg(long, env = "MAX_CONNECTIONS", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_connections: u32,
 
-    /// Seconds a client has to send a request's headers, and then its body (408 after), and
-    /// that an idle keep-alive connection stays open.
+    /// A second port that serves only /health, /ready, the heartbeats and /metrics, on
+    /// connections of its own: probes and scrapers get through whatever floods --port.
+    #[arg(long, env = "ADMIN_PORT", value_name = "PORT")]
+    pub admin_port: Option<u16>,
+
+    /// Seconds a connection may stay idle (no request in progress) while three quarters of
+    /// MAX_CONNECTIONS are open, instead of READ_TIMEOUT: under a flood idle connections make
+    /// room sooner.
+    #[arg(long, env = "PRESSURE_IDLE_TIMEOUT", value_name = "SECS", default_value_t = 1,
+        value_parser = clap::value_parser!(u64).range(1..))]
+    pub pressure_idle_timeout: u64,
+
+    /// Seconds a client has to send a request's headers (after which the connection is closed
+    /// without a reply: no request arrived to answer), then its body (after which it gets 408
+    /// and the connection is closed); also how long an idle keep-alive connection stays open.
     #[arg(long, env = "READ_TIMEOUT", value_name = "SECS", default_value_t = 10,
         value_parser = clap::value_parser!(u64).range(1..))]
     pub read_timeout: u64,
@@ -162,6 +182,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         max_queue: args.max_queue,
         max_body: args.max_body.unwrap_or(8 * args.max_chars + 64 * 1024),
         max_connections: args.max_connections as usize,
+        pressure_idle_timeout: Duration::from_secs(args.pressure_idle_timeout),
+        admin_port: args.admin_port,
         read_timeout: Duration::from_secs(args.read_timeout),
         drain: Duration::from_secs(args.drain_seconds),
         pin_from_core: args.pin_from_core,

@@ -31,6 +31,11 @@ impl Owner {
     pub fn request(&self) -> (usize, u64) {
         (self.job, self.generation)
     }
+
+    #[cfg(test)]
+    pub fn of(job: usize, chunk: usize) -> Owner {
+        Owner { job, generation: 1, sentence: 0, chunk }
+    }
 }
 
 /// A chunk waiting for (or in) a model's decoder: its owner and its source ids with `</s>`.

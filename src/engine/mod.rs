@@ -45,6 +45,14 @@ pub struct EngineOptions {
     /// The working memory (activations, scores, the decoder's state) goes back to the allocator
     /// once the engine has been idle this long; `None` keeps it (serve's `IDLE_SECONDS` 0).
     pub release_after: Option<Duration>,
+    /// Of a model's MAX_BATCH places, those that chunks of heavy requests (over a few sentences)
+    /// may not take, so that a light request that arrives while heavy ones fill the batch starts
+    /// at the next step instead of waiting for one of their chunks to end, which can take
+    /// hundreds of steps. 0 (one caller, as `translate`) uses every place for anything.
+    pub light_places: usize,
+    /// Where the engine's warnings go (a compute thread that could not be pinned): stderr by
+    /// default, `serve`'s log there.
+    pub notes: fn(registry::Note, &str),
 }
 
 impl Default for EngineOptions {
@@ -56,6 +64,8 @@ impl Default for EngineOptions {
             debug: false,
             pin_from_core: None,
             release_after: Some(Duration::from_secs(5)),
+            light_places: 0,
+            notes: registry::notes_to_stderr,
         }
     }
 }
@@ -139,7 +149,7 @@ impl Engine {
         let kernels = reseam_kernels::dispatch::kernels().map_err(EngineError::Kernels)?;
         let threads = if opts.threads == 0 { physical_cores() } else { opts.threads };
         let threads = if opts.debug { 1 } else { threads };
-        let pool = scheduler::pool(threads, opts.pin_from_core).map_err(EngineError::Threads)?;
+        let pool = scheduler::pool(threads, opts.pin_from_core, opts.notes).map_err(EngineError::Threads)?;
         let (tx, rx) = mpsc::channel();
         let mut sched = scheduler::Scheduler::new(pool, kernels, opts, threads);
         let thread = std::thread::Builder::new()

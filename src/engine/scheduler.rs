@@ -3,8 +3,9 @@
 //! Each compute thread owns a *part*: its share of the live sentences of every model (slots),
 //! and its own working memory. One round of the loop:
 //! 1. takes in new requests (waiting only when there is no work at all);
-//! 2. admits queued chunks, oldest first and model after model in turn, into the parts with the
-//!    least work, at most MAX_BATCH live per model and, while others are decoding, a bounded
+//! 2. admits queued chunks, those of the request with the fewest pieces admitted first (fair
+//!    queueing by request, see [`Lane::pop`]) and model after model in turn, into the parts with
+//!    the least work, at most MAX_BATCH live per model and, while others are decoding, a bounded
 //!    number of source pieces, so that decoding sentences keep moving;
 //! 3. moves decoding slots between parts so that every part has about as much work this round:
 //!    a part that encodes a new sentence decodes fewer rows;
@@ -26,6 +27,7 @@ use rayon::prelude::*;
 use reseam_kernels::Kernels;
 
 use super::jobs::{Jobs, Owner, Queued, Unit};
+use super::registry::Note;
 use super::{EngineError, EngineOptions, Request};
 use crate::marian::Model;
 use crate::marian::search::{self, Buffers, SearchOptions, Slot};
@@ -47,19 +49,23 @@ const ENCODE_PIECES_PER_ROUND: usize = 2048;
 const ENCODE_COST_PER_PIECE: usize = 1;
 
 /// The compute threads.
-pub(crate) fn pool(threads: usize, pin_from_core: Option<usize>) -> std::io::Result<rayon::ThreadPool> {
+pub(crate) fn pool(
+    threads: usize,
+    pin_from_core: Option<usize>,
+    notes: fn(Note, &str),
+) -> std::io::Result<rayon::ThreadPool> {
     let mut b = rayon::ThreadPoolBuilder::new().num_threads(threads).thread_name(|i| format!("reseam-compute-{i}"));
     if let Some(first) = pin_from_core {
-        b = b.start_handler(move |i| pin(first + i));
+        b = b.start_handler(move |i| pin(first + i, notes));
     }
     b.build().map_err(std::io::Error::other)
 }
 
-fn pin(core: usize) {
+fn pin(core: usize, notes: fn(Note, &str)) {
     if let Some(id) = core_affinity::get_core_ids().and_then(|ids| ids.into_iter().find(|c| c.id == core))
         && !core_affinity::set_for_current(id)
     {
-        eprintln!("reseam: could not pin a compute thread to core {core}");
+        notes(Note::Warn, &format!("could not pin a compute thread to core {core}"));
     }
 }
 
@@ -67,40 +73,118 @@ fn pin(core: usize) {
 /// of its sentences are live.
 #[derive(Default)]
 struct Lane {
-    /// Requests in the order they arrived, each with its waiting chunks in order. Admission takes
-    /// one chunk of each request in turn, so a request that arrives behind a long one gets the
-    /// next free place instead of waiting for the long one to drain.
-    pending: VecDeque<((usize, u64), VecDeque<Unit>)>,
+    /// Requests with chunks waiting, each with the source pieces admitted so far and its waiting
+    /// chunks in order.
+    pending: VecDeque<Waiting>,
     live: usize,
 }
 
+/// One request's chunks waiting for a model.
+struct Waiting {
+    request: (usize, u64),
+    /// Source pieces of this request admitted to the model so far: its share of the engine.
+    admitted: usize,
+    /// Source pieces of its chunks still waiting.
+    waiting: usize,
+    chunks: VecDeque<Unit>,
+}
+
+impl Waiting {
+    /// A request of at most [`LIGHT_PIECES`] source pieces for this model, which may take the
+    /// places kept from heavy ones.
+    fn light(&self) -> bool {
+        self.admitted + self.waiting <= LIGHT_PIECES
+    }
+}
+
+/// Source pieces of a light request (a few sentences).
+const LIGHT_PIECES: usize = 256;
+
 impl Lane {
     fn push(&mut self, unit: Unit) {
-        let req = unit.owner.request();
-        match self.pending.iter_mut().find(|(r, _)| *r == req) {
-            Some((_, q)) => q.push_back(unit),
-            None => self.pending.push_back((req, VecDeque::from([unit]))),
+        let request = unit.owner.request();
+        let pieces = unit.src.len();
+        match self.pending.iter_mut().find(|w| w.request == request) {
+            Some(w) => {
+                w.waiting += pieces;
+                w.chunks.push_back(unit);
+            }
+            None => self.pending.push_back(Waiting {
+                request,
+                admitted: 0,
+                waiting: pieces,
+                chunks: VecDeque::from([unit]),
+            }),
         }
     }
 
-    /// The next chunk in turn: the front request's first chunk; that request then goes to the
-    /// back of the line.
-    fn pop(&mut self) -> Option<Unit> {
-        let (req, mut q) = self.pending.pop_front()?;
-        let unit = q.pop_front();
-        if !q.is_empty() {
-            self.pending.push_back((req, q));
+    /// The next chunk in turn: the first chunk of the request that has had the fewest source
+    /// pieces admitted (the first in line of those tied), which then goes to the back of the
+    /// line. Fair queueing by request, on pieces: a one-sentence request that arrives while 64
+    /// requests of 20,000 characters each are being translated takes the next free place,
+    /// instead of waiting its turn behind one chunk of every one of them (or for them to end).
+    /// By request rather than by client address or token: behind a proxy or a shared token
+    /// every request has the same client, and a request is what a client waits for.
+    /// Only light requests' chunks when `heavy` is false. The chunk, and whether its request is
+    /// light.
+    fn pop(&mut self, heavy: bool) -> Option<(Unit, bool)> {
+        let at = (0..self.pending.len())
+            .filter(|&i| heavy || self.pending[i].light())
+            .min_by_key(|&i| self.pending[i].admitted)?;
+        let mut w = self.pending.remove(at)?;
+        let light = w.light();
+        let unit = w.chunks.pop_front();
+        if let Some(u) = &unit {
+            w.admitted += u.src.len();
+            w.waiting -= u.src.len();
         }
-        unit
+        if !w.chunks.is_empty() {
+            self.pending.push_back(w);
+        }
+        unit.map(|u| (u, light))
     }
 }
 
 /// One model's share in one part.
 #[derive(Default)]
 struct PartLane {
-    incoming: Vec<(Unit, SearchOptions)>,
+    incoming: Vec<(Unit, SearchOptions, bool)>,
     slots: Vec<Slot>,
-    owners: Vec<Owner>,
+    /// Beside each slot: its owner, whether its request is light, and the steps it sat out.
+    meta: Vec<Meta>,
+}
+
+#[derive(Clone, Copy)]
+struct Meta {
+    owner: Owner,
+    light: bool,
+    waited: u32,
+}
+
+/// Rows of heavy requests' chunks a part steps in a round while light requests' chunks are
+/// live: the heavy ones take turns (those that sat out longest first), so a round costs a few
+/// rows and a one-sentence request moves at close to its idle pace instead of at the pace of a
+/// step over MAX_BATCH long chunks. Output does not depend on which rows share a step.
+const HEAVY_ROWS_BESIDE_LIGHT: usize = 8;
+
+impl PartLane {
+    /// Orders the slots for this round's step and returns how many step: every slot, or with
+    /// `beside_light` the light ones and at most [`HEAVY_ROWS_BESIDE_LIGHT`] heavy ones.
+    fn slice(&mut self, beside_light: bool) -> usize {
+        if !beside_light || self.slots.len() <= HEAVY_ROWS_BESIDE_LIGHT {
+            return self.slots.len();
+        }
+        let mut rows: Vec<(Slot, Meta)> = self.slots.drain(..).zip(self.meta.drain(..)).collect();
+        rows.sort_by_key(|(_, m)| (!m.light, std::cmp::Reverse(m.waited)));
+        let light = rows.iter().take_while(|(_, m)| m.light).count();
+        let active = (light + HEAVY_ROWS_BESIDE_LIGHT).min(rows.len());
+        for (i, (slot, mut m)) in rows.into_iter().enumerate() {
+            m.waited = if i < active { 0 } else { m.waited.saturating_add(1) };
+            self.slots.push(slot);
+            self.meta.push(m);
+        }
+        active
+    }
 }
 
 /// One compute thread's share of the work.
@@ -121,24 +205,27 @@ impl Part {
     fn cost(&self) -> usize {
         self.lanes
             .iter()
-            .map(|l| l.slots.len() + l.incoming.iter().map(|(u, _)| u.src.len() * ENCODE_COST_PER_PIECE).sum::<usize>())
+            .map(|l| {
+                l.slots.len() + l.incoming.iter().map(|(u, ..)| u.src.len() * ENCODE_COST_PER_PIECE).sum::<usize>()
+            })
             .sum()
     }
 
-    /// Encodes what came in, then one decoder step over every model's slots.
-    fn work(&mut self, rt: &Runtime, models: &[Arc<Model>]) {
+    /// Encodes what came in, then one decoder step over every model's slots (only some of the
+    /// heavy requests' ones `beside_light`, see [`PartLane::slice`]).
+    fn work(&mut self, rt: &Runtime, models: &[Arc<Model>], beside_light: bool) {
         for (l, lane) in self.lanes.iter_mut().enumerate() {
             let model = &models[l];
             if !lane.incoming.is_empty() {
                 let _t = profile::time(Kind::Encoder);
-                let srcs: Vec<&[u32]> = lane.incoming.iter().map(|(u, _)| u.src.as_slice()).collect();
+                let srcs: Vec<&[u32]> = lane.incoming.iter().map(|(u, ..)| u.src.as_slice()).collect();
                 match model.marian.encode(rt, self.buf.workspace(), &srcs) {
                     Ok(encoded) => {
-                        for (enc, (unit, opts)) in encoded.into_iter().zip(lane.incoming.drain(..)) {
+                        for (enc, (unit, opts, light)) in encoded.into_iter().zip(lane.incoming.drain(..)) {
                             match Slot::new(model, enc, &unit.src, &opts) {
                                 Ok(slot) => {
                                     lane.slots.push(slot);
-                                    lane.owners.push(unit.owner);
+                                    lane.meta.push(Meta { owner: unit.owner, light, waited: 0 });
                                 }
                                 Err(e) => self.failed.push((unit.owner, e.into())),
                             }
@@ -146,7 +233,7 @@ impl Part {
                     }
                     Err(e) => {
                         let msg = format!("{:#}", anyhow::Error::from(e));
-                        for (unit, _) in lane.incoming.drain(..) {
+                        for (unit, ..) in lane.incoming.drain(..) {
                             self.failed.push((unit.owner, EngineError::Internal(msg.clone())));
                         }
                     }
@@ -155,14 +242,15 @@ impl Part {
             if lane.slots.is_empty() {
                 continue;
             }
+            let active = lane.slice(beside_light);
             let step = {
                 let _t = profile::time(Kind::Decoder);
-                search::step(rt, model, &mut self.buf, &mut lane.slots)
+                search::step(rt, model, &mut self.buf, &mut lane.slots[..active])
             };
             if let Err(e) = step {
                 let msg = format!("{:#}", anyhow::Error::from(e));
-                for owner in lane.owners.drain(..) {
-                    self.failed.push((owner, EngineError::Internal(msg.clone())));
+                for m in lane.meta.drain(..) {
+                    self.failed.push((m.owner, EngineError::Internal(msg.clone())));
                 }
                 lane.slots.clear();
                 continue;
@@ -170,7 +258,7 @@ impl Part {
             let mut i = 0;
             while i < lane.slots.len() {
                 if lane.slots[i].is_done() {
-                    let owner = lane.owners.swap_remove(i);
+                    let owner = lane.meta.swap_remove(i).owner;
                     let (out, weights) = lane.slots.swap_remove(i).into_parts();
                     self.done.push((owner, out, weights));
                 } else {
@@ -279,17 +367,25 @@ impl Scheduler {
         let mut budget = if decoding { ENCODE_PIECES_PER_ROUND } else { usize::MAX };
         let max_batch = if self.opts.debug { 1 } else { self.opts.max_batch.max(1) };
         let n = self.lanes.len();
+        // While light requests' chunks are live, heavy chunks come in one per part a round, as
+        // their steps do (see HEAVY_ROWS_BESIDE_LIGHT): encoding a batch of them would cost a
+        // round as much as a full step.
+        let light_live = self.light_live();
+        let mut heavy_admitted = 0;
         for k in 0..n {
             let l = (self.turn + k) % n;
             while self.lanes[l].live < max_batch && budget > 0 {
-                let Some(unit) = self.lanes[l].pop() else { break };
+                let heavy = self.lanes[l].live + self.opts.light_places.min(max_batch - 1) < max_batch
+                    && (!light_live || heavy_admitted < self.parts.len());
+                let Some((unit, light)) = self.lanes[l].pop(heavy) else { break };
+                heavy_admitted += usize::from(!light);
                 let Some(opts) = self.jobs.options(&unit.owner).cloned() else {
                     // Its request failed meanwhile.
                     continue;
                 };
                 budget = budget.saturating_sub(unit.src.len());
                 let p = (0..self.parts.len()).min_by_key(|&p| self.parts[p].cost()).unwrap_or(0);
-                self.parts[p].lanes[l].incoming.push((unit, opts));
+                self.parts[p].lanes[l].incoming.push((unit, opts, light));
                 self.lanes[l].live += 1;
             }
         }
@@ -298,7 +394,19 @@ impl Scheduler {
         }
     }
 
+    /// Whether a light request's chunk is live or coming in (only when places are kept for
+    /// them: with `light_places` 0 every request is treated alike).
+    fn light_live(&self) -> bool {
+        self.opts.light_places > 0
+            && self
+                .parts
+                .iter()
+                .flat_map(|p| &p.lanes)
+                .any(|l| l.meta.iter().any(|m| m.light) || l.incoming.iter().any(|(_, _, light)| *light))
+    }
+
     fn compute(&mut self) {
+        let beside_light = self.light_live();
         let mut rt = Runtime::new(self.kernels, self.opts.arithmetic, self.opts.debug);
         let models = &self.models;
         let parts = &mut self.parts;
@@ -309,10 +417,10 @@ impl Scheduler {
                 rt.columns = Some(&self.pool);
             }
             for p in parts.iter_mut() {
-                p.work(&rt, models);
+                p.work(&rt, models, beside_light);
             }
         } else {
-            self.pool.install(|| parts.par_iter_mut().for_each(|p| p.work(&rt, models)));
+            self.pool.install(|| parts.par_iter_mut().for_each(|p| p.work(&rt, models, beside_light)));
         }
     }
 
@@ -333,11 +441,26 @@ impl Scheduler {
         self.recount();
     }
 
-    /// Live rows per model, from the parts.
+    /// Live rows per model, from the parts; a model with no work left is forgotten, so that a
+    /// model a reload replaced is unmapped once its last sentence is done (the scheduler would
+    /// otherwise hold every model it ever ran).
     fn recount(&mut self) {
         for (l, lane) in self.lanes.iter_mut().enumerate() {
             lane.live = self.parts.iter().map(|p| p.lanes[l].slots.len() + p.lanes[l].incoming.len()).sum();
         }
+        let mut l = 0;
+        while l < self.lanes.len() {
+            if self.lanes[l].live > 0 || !self.lanes[l].pending.is_empty() {
+                l += 1;
+                continue;
+            }
+            self.lanes.remove(l);
+            self.models.remove(l);
+            for p in &mut self.parts {
+                p.lanes.remove(l);
+            }
+        }
+        self.turn = if self.lanes.is_empty() { 0 } else { self.turn % self.lanes.len() };
     }
 
     /// Moves decoding slots from the part with the most work this round to the one with the
@@ -358,10 +481,10 @@ impl Scheduler {
             }
             let Some(l) = self.parts[hi].lanes.iter().position(|l| !l.slots.is_empty()) else { return };
             let slot = self.parts[hi].lanes[l].slots.pop();
-            let owner = self.parts[hi].lanes[l].owners.pop();
-            if let (Some(slot), Some(owner)) = (slot, owner) {
+            let meta = self.parts[hi].lanes[l].meta.pop();
+            if let (Some(slot), Some(meta)) = (slot, meta) {
                 self.parts[lo].lanes[l].slots.push(slot);
-                self.parts[lo].lanes[l].owners.push(owner);
+                self.parts[lo].lanes[l].meta.push(meta);
             }
         }
     }
@@ -371,5 +494,46 @@ impl Scheduler {
         for p in &mut self.parts {
             p.buf = Buffers::default();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(job: usize, chunk: usize, pieces: usize) -> Unit {
+        Unit { owner: Owner::of(job, chunk), src: vec![7; pieces] }
+    }
+
+    fn popped(lane: &mut Lane, heavy: bool) -> Option<(usize, usize)> {
+        lane.pop(heavy).map(|(u, _)| (u.owner.request().0, u.src.len()))
+    }
+
+    #[test]
+    fn the_request_with_the_fewest_pieces_admitted_goes_first() {
+        let mut lane = Lane::default();
+        // Two heavy requests of three 100-piece chunks each.
+        for job in [0, 1] {
+            for c in 0..3 {
+                lane.push(unit(job, c, 100));
+            }
+        }
+        assert_eq!(popped(&mut lane, true), Some((0, 100)));
+        assert_eq!(popped(&mut lane, true), Some((1, 100)));
+        // A one-sentence request arrives: it has had nothing, so it is next, before either.
+        lane.push(unit(2, 0, 12));
+        assert_eq!(popped(&mut lane, true), Some((2, 12)));
+        assert_eq!(popped(&mut lane, true), Some((0, 100)));
+        // Only light requests may take the places kept for them.
+        lane.push(unit(3, 0, 10));
+        lane.push(unit(3, 1, 10));
+        assert_eq!(popped(&mut lane, false), Some((3, 10)));
+        assert_eq!(popped(&mut lane, false), Some((3, 10)));
+        assert_eq!(popped(&mut lane, false), None, "the heavy ones wait for a place of theirs");
+        assert_eq!(popped(&mut lane, true), Some((1, 100)));
+        assert_eq!(popped(&mut lane, true), Some((0, 100)));
+        assert_eq!(popped(&mut lane, true), Some((1, 100)));
+        assert_eq!(popped(&mut lane, true), None);
+        assert!(lane.pending.is_empty());
     }
 }

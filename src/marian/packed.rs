@@ -96,6 +96,7 @@ pub fn check(files: &ModelFiles, pack_dir: Option<&Path>) -> Result<PackFile, (P
 fn pack_err(e: pack::Error) -> ModelError {
     match e {
         pack::Error::Io { path, source } => ModelError::Read { path, source },
+        pack::Error::Source { path, why } => ModelError::Invalid { path, message: why },
         e => ModelError::Invalid { path: PathBuf::from("<pack>"), message: e.to_string() },
     }
 }

@@ -98,6 +98,42 @@ pub fn sha256_file(path: &Path) -> Result<String, Error> {
     Ok(hex(&h.finalize()))
 }
 
+/// The manifest `reseam fetch` writes beside the files it verified (`crate::fetch::manifest`).
+const FETCH_MANIFEST: &str = "manifest.json";
+
+/// Checks a freshly hashed source file against the SHA-256 that `reseam fetch` recorded for it
+/// in its folder's manifest, if there is one that names it: bytes flipped on disk since the
+/// download are found when the model is packed, not as wrong translations.
+fn check_recorded(path: &Path, name: &str, sha256: &str) -> Result<(), Error> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Recorded {
+        name: String,
+        decompressed_hash: String,
+    }
+    #[derive(Deserialize)]
+    struct Manifest {
+        files: Vec<Recorded>,
+    }
+    let Some(dir) = path.parent() else { return Ok(()) };
+    let manifest = dir.join(FETCH_MANIFEST);
+    // No manifest (a model not installed by fetch) or one that cannot be read: nothing to check
+    // against (fetch itself does not trust such a folder).
+    let Ok(bytes) = std::fs::read(&manifest) else { return Ok(()) };
+    let Ok(m) = serde_json::from_slice::<Manifest>(&bytes) else { return Ok(()) };
+    match m.files.iter().find(|f| f.name == name) {
+        Some(f) if !f.decompressed_hash.eq_ignore_ascii_case(sha256) => Err(Error::Source {
+            path: path.to_path_buf(),
+            why: format!(
+                "SHA-256 {sha256} is not the {} that `reseam fetch` verified and recorded in {}                  (the file changed on disk since); `reseam fetch` installs it again",
+                f.decompressed_hash,
+                manifest.display()
+            ),
+        }),
+        _ => Ok(()),
+    }
+}
+
 impl Origin {
     /// The origin of a pack made now from `files` and `config`. A file whose name, size and
     /// modification time match `known` keeps the hash recorded there.
@@ -127,7 +163,11 @@ impl Origin {
                 .filter(|f| known.is_some_and(|k| f.modified_ns + RACY_NS < k.hashed_ns));
             let sha256 = match same {
                 Some(f) => f.sha256.clone(),
-                None => sha256_file(path)?,
+                None => {
+                    let sha256 = sha256_file(path)?;
+                    check_recorded(path, &name, &sha256)?;
+                    sha256
+                }
             };
             out.push(SourceFile { name, size, modified_ns, sha256 });
         }
@@ -305,6 +345,36 @@ where
         return Ok(path);
     }
     Err(WriteError::Nowhere(refused))
+}
+
+/// A temporary pack not written to for this long was left by a packer that died (a packer
+/// writes its file without pause; the largest models take well under a minute).
+pub const STALE_TEMPORARY: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Removes the temporary packs (`.reseam-pack-*.tmp`) in `dir` that were last written more than
+/// `age` ago, left by a packer that was killed; returns the files removed. A packer at work in
+/// another process keeps its file younger than that.
+pub fn remove_stale_temporaries(dir: &Path, age: std::time::Duration) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut removed = Vec::new();
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if !(name.starts_with(".reseam-pack-") && name.ends_with(".tmp")) {
+            continue;
+        }
+        let old = e
+            .metadata()
+            .ok()
+            .filter(|m| m.is_file())
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|d| d >= age);
+        if old && std::fs::remove_file(e.path()).is_ok() {
+            removed.push(e.path());
+        }
+    }
+    removed
 }
 
 /// Whether `path` starts like a reseam pack (only those are ever deleted).

@@ -21,15 +21,16 @@
 //! were made from and when they are rebuilt is [`cache`]'s business.
 
 pub mod cache;
+mod mapped;
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use memmap2::Mmap;
 use serde::{Deserialize, Serialize};
+
+use self::mapped::Mapping;
 
 /// The first bytes of every packed file.
 pub const MAGIC: [u8; 8] = *b"RESEAMPK";
@@ -57,6 +58,9 @@ pub enum Error {
     Missing { path: PathBuf, name: String },
     #[error("{path}: tensor {name:?} is {got}, expected {want}; delete the file and run again to rebuild it")]
     Mismatch { path: PathBuf, name: String, got: String, want: String },
+    /// A source file is not what `reseam fetch` verified and recorded.
+    #[error("{path}: {why}")]
+    Source { path: PathBuf, why: String },
 }
 
 impl Error {
@@ -233,7 +237,7 @@ impl Writer {
 #[derive(Clone)]
 pub struct PackFile {
     path: PathBuf,
-    map: Arc<Mmap>,
+    map: Arc<Mapping>,
     kind: String,
     meta: serde_json::Value,
     index: HashMap<String, Entry>,
@@ -246,23 +250,18 @@ impl std::fmt::Debug for PackFile {
 }
 
 /// The map as the kernels' shared-storage owner.
-struct MapOwner(Arc<Mmap>);
+struct MapOwner(Arc<Mapping>);
 
 impl AsRef<[u8]> for MapOwner {
     fn as_ref(&self) -> &[u8] {
-        &self.0[..]
+        self.0.bytes()
     }
 }
 
 impl PackFile {
     /// Opens and checks a packed file: prefix, table, and every blob inside the file and aligned.
     pub fn open(path: &Path) -> Result<PackFile> {
-        let file = File::open(path).map_err(io(path))?;
-        // SAFETY: the map is read-only. reseam replaces packed files only by renaming a new file
-        // over the old name, which leaves this mapping's inode intact; another program
-        // truncating the file in place while it is mapped is outside what we can guard against
-        // (as for every memory-mapped model file).
-        let map = unsafe { Mmap::map(&file) }.map_err(io(path))?;
+        let map = Mapping::open(path).map_err(io(path))?;
         let f = Self::from_map(path, Arc::new(map))?;
         f.verify()?;
         Ok(f)
@@ -273,7 +272,7 @@ impl PackFile {
         use rayon::prelude::*;
         let entries: Vec<&Entry> = self.index.values().collect();
         let bad = entries.par_iter().find_any(|e| {
-            let bytes = &self.map[e.offset as usize..(e.offset + e.len) as usize];
+            let bytes = &self.map.bytes()[e.offset as usize..(e.offset + e.len) as usize];
             crc32fast::hash(bytes) != e.crc32
         });
         match bad {
@@ -291,21 +290,26 @@ impl PackFile {
         // SAFETY: the map is a read-only shared mapping of a file. MADV_DONTNEED on it drops
         // this process's page-table entries only; a later access faults the same file bytes
         // back in, so every slice borrowed from the map keeps its contents.
-        unsafe { self.map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) }
+        unsafe { self.map.map().unchecked_advise(memmap2::UncheckedAdvice::DontNeed) }
+    }
+
+    /// Why the file on disk is no longer what is mapped (see [`mapped`]), or None.
+    pub fn changed(&self) -> Option<String> {
+        self.map.changed()
     }
 
     /// Reads one byte of every page, so that the whole file is resident (preloading).
     pub fn touch(&self) -> u8 {
-        self.map.iter().step_by(4096).fold(0u8, |a, &b| a ^ b)
+        self.map.bytes().iter().step_by(4096).fold(0u8, |a, &b| a ^ b)
     }
 
     /// Bytes of the file.
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.map.bytes().len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.map.bytes().is_empty()
     }
 
     /// A tensor's bytes as a shareable slice of the map (no copy).
@@ -314,8 +318,9 @@ impl PackFile {
         Ok(Bytes { owner: self.shared_map(), start: e.offset as usize, len: e.len as usize })
     }
 
-    fn from_map(path: &Path, map: Arc<Mmap>) -> Result<PackFile> {
+    fn from_map(path: &Path, mapping: Arc<Mapping>) -> Result<PackFile> {
         let bad = |why: String| Error::Format { path: path.to_path_buf(), why };
+        let map = mapping.bytes();
         let len = map.len() as u64;
         if map.len() < 8 || map[..8] != MAGIC {
             return Err(bad(NOT_A_PACK.into()));
@@ -351,7 +356,7 @@ impl PackFile {
                 return Err(bad("a tensor name appears twice".into()));
             }
         }
-        Ok(PackFile { path: path.to_path_buf(), map, kind: table.kind, meta: table.meta, index })
+        Ok(PackFile { path: path.to_path_buf(), map: mapping, kind: table.kind, meta: table.meta, index })
     }
 
     pub fn path(&self) -> &Path {
@@ -385,7 +390,7 @@ impl PackFile {
     /// The raw bytes of a tensor that must have this type and shape.
     pub fn bytes(&self, name: &str, dtype: Dtype, shape: &[usize]) -> Result<&[u8]> {
         let e = self.entry(name, dtype, shape)?;
-        Ok(&self.map[e.offset as usize..(e.offset + e.len) as usize])
+        Ok(&self.map.bytes()[e.offset as usize..(e.offset + e.len) as usize])
     }
 
     pub fn f32s(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>> {

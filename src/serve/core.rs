@@ -64,8 +64,14 @@ pub struct Models {
 }
 
 impl Models {
-    pub fn open(dir: &std::path::Path, opts: RegistryOptions) -> Result<Models, RegistryError> {
-        let registry = Arc::new(Registry::open(dir, opts)?);
+    /// The models under `dir`; a reload passes the models it replaces, whose loaded models
+    /// are carried over where their files did not change.
+    pub fn open(
+        dir: &std::path::Path,
+        opts: RegistryOptions,
+        previous: Option<&Models>,
+    ) -> Result<Models, RegistryError> {
+        let registry = Arc::new(Registry::open_after(dir, opts, previous.map(|m| m.registry.as_ref()))?);
         // IDLE_SECONDS: the timer holds the registry weakly, so it ends with it (after a reload,
         // when the last request on the old models is done).
         drop(registry.idle_timer());
@@ -125,7 +131,7 @@ impl Core {
         token_required: bool,
     ) -> Result<Core, RegistryError> {
         // Listing only: preloading is [`Core::preload`]'s, after the port is open.
-        let models = Models::open(&dir, RegistryOptions { preload: false, ..registry_opts.clone() })?;
+        let models = Models::open(&dir, RegistryOptions { preload: false, ..registry_opts.clone() }, None)?;
         Ok(Core {
             dir,
             registry_opts,
@@ -160,7 +166,7 @@ impl Core {
     /// On failure the old models stay.
     pub fn reload(&self) -> Result<usize, RegistryError> {
         let _one = self.reloading.lock().unwrap_or_else(|p| p.into_inner());
-        let models = Models::open(&self.dir, self.registry_opts.clone())?;
+        let models = Models::open(&self.dir, self.registry_opts.clone(), Some(&self.models()))?;
         let n = models.registry.pairs().len();
         let old = std::mem::replace(&mut *self.models.write().unwrap_or_else(|p| p.into_inner()), Arc::new(models));
         // The old registry's idle timer ends when its last request drops it.

@@ -7,17 +7,18 @@
 
 use std::convert::Infallible;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{self, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::api::{Body, NoRoute, Reply, Route};
 use super::auth::{self, Offered};
+use super::conns::{Conn, Conns};
 use super::core::Core;
 use super::error::ApiError;
 use super::log;
@@ -38,6 +39,8 @@ pub struct HttpOptions {
     pub max_connections: usize,
     /// Requests on one keep-alive connection before the server closes it.
     pub keep_alive_requests: usize,
+    /// The operations listener (`--admin-port`): only the probes and /metrics, no token.
+    pub admin: bool,
     pub token: Option<String>,
 }
 
@@ -46,12 +49,15 @@ pub struct Shared {
     pub core: Arc<Core>,
     pub opts: HttpOptions,
     slots: Arc<Semaphore>,
+    /// Of the slots, those heavy requests may hold ([`heavy_slots`]).
+    heavy: Arc<Semaphore>,
 }
 
 impl Shared {
     pub fn new(core: Arc<Core>, opts: HttpOptions) -> Shared {
         let slots = Arc::new(Semaphore::new(opts.http_threads.max(1)));
-        Shared { core, opts, slots }
+        let heavy = Arc::new(Semaphore::new(heavy_slots(opts.http_threads.max(1))));
+        Shared { core, opts, slots, heavy }
     }
 }
 
@@ -60,9 +66,17 @@ pub type HttpResponse = Response<Full<Bytes>>;
 /// The service of one connection: counts its requests, closes it after `keep_alive_requests`.
 pub async fn handle(
     shared: Arc<Shared>,
-    served: Arc<AtomicUsize>,
+    conns: Arc<Conns>,
+    conn: Arc<Conn>,
     req: Request<Incoming>,
 ) -> Result<HttpResponse, Infallible> {
+    if !conn.begin() {
+        // The cap closed this connection as a request arrived: the reply goes nowhere.
+        let mut r = Response::new(Full::new(Bytes::new()));
+        *r.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+        r.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+        return Ok(r);
+    }
     let started = Instant::now();
     let method = req.method().clone();
     let path = req.uri().path().to_string();
@@ -71,9 +85,10 @@ pub async fn handle(
     for (k, v) in CORS {
         h.insert(*k, HeaderValue::from_static(v));
     }
-    if served.fetch_add(1, Ordering::Relaxed) + 1 >= shared.opts.keep_alive_requests {
+    if conn.served.fetch_add(1, Ordering::SeqCst) + 1 >= shared.opts.keep_alive_requests {
         h.insert(header::CONNECTION, HeaderValue::from_static("close"));
     }
+    conn.end(&conns);
     let status = resp.status().as_u16();
     let took = started.elapsed();
     shared.core.metrics.request(route, status, took);
@@ -113,6 +128,10 @@ async fn answer(shared: &Shared, req: Request<Incoming>) -> (&'static str, HttpR
         return ("preflight", r, 0, 0);
     }
     let route = match Route::find(method.as_str(), req.uri().path()) {
+        Ok(r) if shared.opts.admin && !on_admin_port(r) => {
+            let e = ApiError::new(404, "Not Found: the admin port serves only the probes and /metrics");
+            return ("unknown", error_response(super::api::ErrorStyle::Error, &e), 0, 0);
+        }
         Ok(r) => r,
         Err(NoRoute::NotFound) => {
             let e = ApiError::new(
@@ -147,6 +166,14 @@ async fn answer(shared: &Shared, req: Request<Incoming>) -> (&'static str, HttpR
 
 type Failed = (ApiError, super::api::ErrorStyle);
 
+/// The routes of the admin port: the probes and /metrics.
+fn on_admin_port(route: Route) -> bool {
+    matches!(
+        route,
+        Route::Health | Route::Ready | Route::LbHeartbeat | Route::Heartbeat | Route::Version | Route::Metrics
+    )
+}
+
 async fn respond(shared: &Shared, route: Route, req: Request<Incoming>) -> Result<Reply, Failed> {
     let plain = route.style(None);
     let query = req.uri().query().unwrap_or("").to_string();
@@ -155,9 +182,13 @@ async fn respond(shared: &Shared, route: Route, req: Request<Incoming>) -> Resul
     let x_api_token = req.headers().get("x-api-token").and_then(|v| v.to_str().ok()).map(str::to_string);
     let content_type = header(header::CONTENT_TYPE);
     // A GET's form body is read too: deepl-python sends `/v2/languages`' `type=target` there.
+    let mut size = query.len();
     let parsed: Result<Params, ApiError> = if req.method() != Method::HEAD && route.reads_body() {
         match read_body(&shared.opts, req).await {
-            Ok(bytes) => params::kind(content_type.as_deref(), &bytes).and_then(|k| Params::parse(k, &bytes, &query)),
+            Ok(bytes) => {
+                size += bytes.len();
+                params::kind(content_type.as_deref(), &bytes).and_then(|k| Params::parse(k, &bytes, &query))
+            }
             // Size and time limits come before the token: nothing more is read either way.
             Err(e) => return Err((e, plain)),
         }
@@ -189,25 +220,22 @@ async fn respond(shared: &Shared, route: Route, req: Request<Incoming>) -> Resul
     if !route.computes() {
         return route.handle(&shared.core, &params).map_err(|e| (e, style));
     }
-    let permit = match shared.slots.clone().try_acquire_owned() {
-        Ok(p) => p,
-        Err(_) => {
-            let metrics = &shared.core.metrics;
-            if metrics.queued.fetch_add(1, Ordering::SeqCst) >= shared.opts.max_queue {
-                metrics.queued.fetch_sub(1, Ordering::SeqCst);
-                return Err((ApiError::busy(1), style));
-            }
-            let p = shared.slots.clone().acquire_owned().await;
-            metrics.queued.fetch_sub(1, Ordering::SeqCst);
-            p.map_err(|_| (ApiError::new(503, "the server is shutting down"), style))?
-        }
+    // A heavy request takes one of the heavy slots first, so that a quarter of the compute
+    // slots stay for light ones: 64 requests of MAX_CHARS each would otherwise hold every slot
+    // for minutes while a one-sentence request waited in the queue for one of them to end.
+    let heavy = if size > shared.core.limits.max_chars / HEAVY_FRACTION {
+        Some(slot(shared, &shared.heavy).await.map_err(|e| (e, style))?)
+    } else {
+        None
     };
+    let permit = slot(shared, &shared.slots).await.map_err(|e| (e, style))?;
     let core = shared.core.clone();
     core.metrics.in_flight.fetch_add(1, Ordering::SeqCst);
     let result = tokio::task::spawn_blocking(move || {
         let r = route.handle(&core, &params);
         core.metrics.in_flight.fetch_sub(1, Ordering::SeqCst);
         drop(permit);
+        drop(heavy);
         r
     })
     .await;
@@ -219,6 +247,30 @@ async fn respond(shared: &Shared, route: Route, req: Request<Incoming>) -> Resul
             Err((ApiError::new(500, "Internal server error; the server's log says more"), style))
         }
     }
+}
+
+/// A request whose body and query together are over MAX_CHARS / this many bytes is heavy.
+const HEAVY_FRACTION: usize = 4;
+
+/// Compute slots heavy requests may hold at once: three quarters of HTTP_THREADS (all when
+/// there are fewer than 2).
+pub fn heavy_slots(http_threads: usize) -> usize {
+    (http_threads - http_threads / 4).max(1)
+}
+
+/// One of `slots`, waiting in the queue (of MAX_QUEUE, 503 beyond) if none is free.
+async fn slot(shared: &Shared, slots: &Arc<Semaphore>) -> Result<OwnedSemaphorePermit, ApiError> {
+    if let Ok(p) = slots.clone().try_acquire_owned() {
+        return Ok(p);
+    }
+    let metrics = &shared.core.metrics;
+    if metrics.queued.fetch_add(1, Ordering::SeqCst) >= shared.opts.max_queue {
+        metrics.queued.fetch_sub(1, Ordering::SeqCst);
+        return Err(ApiError::busy(1));
+    }
+    let p = slots.clone().acquire_owned().await;
+    metrics.queued.fetch_sub(1, Ordering::SeqCst);
+    p.map_err(|_| ApiError::new(503, "the server is shutting down"))
 }
 
 /// The whole body, within the size and time limits: a declared length over the limit is refused

@@ -52,3 +52,14 @@ pub fn debug(message: &str) {
         write("debug", message);
     }
 }
+
+/// The registry's notes (packs written, stale temporary packs removed, a pack changed on disk)
+/// in this log's format.
+pub fn note(level: crate::engine::registry::Note, message: &str) {
+    use crate::engine::registry::Note;
+    match level {
+        Note::Info => info(message),
+        Note::Warn => warn(message),
+        Note::Error => error(message),
+    }
+}

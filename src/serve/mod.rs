@@ -14,6 +14,7 @@
 
 pub mod api;
 pub mod auth;
+pub mod conns;
 pub mod core;
 pub mod error;
 pub mod http;
@@ -25,7 +26,7 @@ pub mod params;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use hyper::server::conn::http1;
@@ -33,12 +34,12 @@ use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 use tokio::signal::unix::{SignalKind, signal};
-use tokio::sync::Semaphore;
 
 use crate::engine::registry::{RegistryError, RegistryOptions};
 use crate::engine::{Engine, EngineError, EngineOptions};
 use crate::translate::{ArithmeticChoice, TranslateOptions};
 
+use self::conns::Conns;
 use self::core::{Core, Limits};
 use self::http::{HttpOptions, Shared};
 
@@ -56,6 +57,11 @@ pub struct ServeOptions {
     pub max_queue: usize,
     pub max_body: usize,
     pub max_connections: usize,
+    /// A second port serving only /health, /ready, the heartbeats and /metrics, with connections
+    /// of its own: answerable whatever floods the main port.
+    pub admin_port: Option<u16>,
+    /// How long a connection may stay idle while three quarters of MAX_CONNECTIONS are open.
+    pub pressure_idle_timeout: Duration,
     pub read_timeout: Duration,
     pub drain: Duration,
     pub pin_from_core: Option<usize>,
@@ -114,6 +120,9 @@ pub fn run(opts: &ServeOptions, on_listening: impl FnOnce(SocketAddr) + Send) ->
         debug: false,
         pin_from_core: opts.pin_from_core,
         release_after: (opts.idle_seconds > 0).then(|| Duration::from_secs(opts.idle_seconds)),
+        // An eighth of the batch stays for light requests: many clients share this engine.
+        light_places: if opts.max_batch < 2 { 0 } else { (opts.max_batch / 8).max(1) },
+        notes: log::note,
     })?);
     let registry = RegistryOptions {
         no_pack: opts.no_pack,
@@ -121,6 +130,7 @@ pub fn run(opts: &ServeOptions, on_listening: impl FnOnce(SocketAddr) + Send) ->
         shortlist: opts.shortlist,
         idle_seconds: opts.idle_seconds,
         preload: opts.preload,
+        notes: log::note,
     };
     let mut base = TranslateOptions::new(opts.models.clone(), "", "");
     base.shortlist = opts.shortlist;
@@ -136,6 +146,7 @@ pub fn run(opts: &ServeOptions, on_listening: impl FnOnce(SocketAddr) + Send) ->
         read_timeout: opts.read_timeout,
         max_connections: opts.max_connections.max(1),
         keep_alive_requests: KEEP_ALIVE_REQUESTS,
+        admin: false,
         token,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -166,14 +177,26 @@ async fn serve(
     opts: &ServeOptions,
     on_listening: impl FnOnce(SocketAddr),
 ) -> Result<(), ServeError> {
-    let addr_text = if opts.host.contains(':') && !opts.host.starts_with('[') {
-        format!("[{}]:{}", opts.host, opts.port)
-    } else {
-        format!("{}:{}", opts.host, opts.port)
+    let addr_of = |port: u16| {
+        if opts.host.contains(':') && !opts.host.starts_with('[') {
+            format!("[{}]:{port}", opts.host)
+        } else {
+            format!("{}:{port}", opts.host)
+        }
     };
-    let listener =
-        TcpListener::bind(&addr_text).await.map_err(|source| ServeError::Bind { addr: addr_text.clone(), source })?;
+    let addr_text = addr_of(opts.port);
+    let listener = listen(&addr_text).await.map_err(|source| ServeError::Bind { addr: addr_text.clone(), source })?;
     let addr = listener.local_addr().map_err(|source| ServeError::Bind { addr: addr_text.clone(), source })?;
+    let admin = match opts.admin_port {
+        Some(port) => {
+            let text = addr_of(port);
+            let l = listen(&text).await.map_err(|source| ServeError::Bind { addr: text.clone(), source })?;
+            let a = l.local_addr().map_err(|source| ServeError::Bind { addr: text.clone(), source })?;
+            log::info(&format!("admin port on http://{a}/ (/health, /ready, /metrics)"));
+            Some(l)
+        }
+        None => None,
+    };
     let models = core.models();
     log::info(&format!(
         "listening on http://{addr}/ ({} pairs under {}, {} compute threads, kernels {}, {} arithmetic{})",
@@ -201,42 +224,44 @@ async fn serve(
     }
 
     let shared = Arc::new(Shared::new(core.clone(), http.clone()));
-    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-    let connections = Arc::new(Semaphore::new(http.max_connections));
+    let conns = Arc::new(Conns::new(http.max_connections, opts.pressure_idle_timeout));
+    let admin_shared = Arc::new(Shared::new(core.clone(), HttpOptions { admin: true, ..http.clone() }));
+    let admin_conns = Arc::new(Conns::new(ADMIN_CONNECTIONS, opts.pressure_idle_timeout));
+    let sweeper = {
+        let conns = conns.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_millis(250));
+            loop {
+                tick.tick().await;
+                conns.sweep();
+            }
+        })
+    };
     let why = loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
-                    let Ok(permit) = connections.clone().try_acquire_owned() else {
-                        log::warn(&format!("over {} open connections: closing a new one", http.max_connections));
+                    // At the cap, the connection idle the longest makes room; None when every
+                    // open one is busy (counted, reported once per interval).
+                    let Some(conn) = conns.admit() else {
                         drop(stream);
                         continue;
                     };
                     let _ = stream.set_nodelay(true);
-                    let shared = shared.clone();
-                    let served = Arc::new(AtomicUsize::new(0));
-                    let service = service_fn(move |req| http::handle(shared.clone(), served.clone(), req));
-                    let conn = http1::Builder::new()
-                        .timer(TokioTimer::new())
-                        .header_read_timeout(http.read_timeout)
-                        .max_buf_size(MAX_HEAD_BYTES)
-                        // The buffer's size alone caps only heads that arrive in pieces: one
-                        // that arrives whole in a read is parsed whatever its size.
-                        .max_header_size(MAX_HEAD_BYTES)
-                        .keep_alive(true)
-                        .serve_connection(TokioIo::new(stream), service);
-                    let conn = graceful.watch(conn);
-                    tokio::spawn(async move {
-                        let _ = conn.await;
-                        drop(permit);
-                    });
+                    tokio::spawn(connection(shared.clone(), conns.clone(), conn, stream));
                 }
-                Err(e) => {
+                Err(_) => {
                     // Out of file descriptors, usually: wait for connections to close.
-                    log::warn(&format!("accepting a connection failed: {e}"));
+                    conns.accept_failed();
                     tokio::time::sleep(Duration::from_millis(50)).await;
                 }
             },
+            Ok((stream, _)) = accept(admin.as_ref()) => {
+                if let Some(conn) = admin_conns.admit() {
+                    let _ = stream.set_nodelay(true);
+                    tokio::spawn(connection(admin_shared.clone(), admin_conns.clone(), conn, stream));
+                }
+            }
             Some(done) = preloaded.recv() => match done {
                 Ok(()) => {
                     log::info(&format!("ready: {} models loaded", core.models().registry.loaded()));
@@ -262,16 +287,86 @@ async fn serve(
     core.draining.store(true, Ordering::SeqCst);
     let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
     drop(listener);
+    drop(admin);
+    admin_conns.close_all();
     log::info(&format!(
         "{why}: no new connections; finishing {} requests in flight (at most {} s)",
         core.metrics.in_flight.load(Ordering::SeqCst),
         opts.drain.as_secs()
     ));
-    if tokio::time::timeout(opts.drain, graceful.shutdown()).await.is_err() {
+    conns.close_all();
+    let closed = async {
+        while !conns.is_empty() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    if tokio::time::timeout(opts.drain, closed).await.is_err() {
         log::warn("connections still open after the drain time: closing them");
     }
+    sweeper.abort();
     log::info("stopped");
     Ok(())
+}
+
+/// Open connections of the admin port: probes and a scraper need few.
+const ADMIN_CONNECTIONS: usize = 64;
+
+/// The next connection of the admin port; never, without one.
+async fn accept(admin: Option<&TcpListener>) -> std::io::Result<(tokio::net::TcpStream, SocketAddr)> {
+    match admin {
+        Some(l) => l.accept().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Connections the kernel holds for us to accept: tokio's default of 1,024 is less than a
+/// flood that reopens every connection the cap closes, and a full queue drops new connections'
+/// first packets, which then retry after a second or more (/health seen to take 2.2 s).
+const BACKLOG: u32 = 4096;
+
+/// The listening socket of `addr` (the first address it resolves to that binds).
+async fn listen(addr: &str) -> std::io::Result<TcpListener> {
+    let mut last = std::io::Error::new(std::io::ErrorKind::InvalidInput, "no address");
+    for a in tokio::net::lookup_host(addr).await? {
+        let socket = if a.is_ipv4() { tokio::net::TcpSocket::new_v4()? } else { tokio::net::TcpSocket::new_v6()? };
+        socket.set_reuseaddr(true)?;
+        match socket.bind(a).and_then(|()| socket.listen(BACKLOG)) {
+            Ok(l) => return Ok(l),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+/// Serves one connection until it ends, or until the cap closes it: at once when it never
+/// carried a request, else once the request in progress is answered.
+async fn connection(shared: Arc<Shared>, conns: Arc<Conns>, conn: Arc<conns::Conn>, stream: tokio::net::TcpStream) {
+    let read_timeout = shared.opts.read_timeout;
+    let service = {
+        let conn = conn.clone();
+        let conns = conns.clone();
+        service_fn(move |req| http::handle(shared.clone(), conns.clone(), conn.clone(), req))
+    };
+    let served = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(read_timeout)
+        .max_buf_size(MAX_HEAD_BYTES)
+        // The buffer's size alone caps only heads that arrive in pieces: one that arrives whole
+        // in a read is parsed whatever its size.
+        .max_header_size(MAX_HEAD_BYTES)
+        .keep_alive(true)
+        .serve_connection(TokioIo::new(stream), service);
+    let mut served = std::pin::pin!(served);
+    tokio::select! {
+        _ = served.as_mut() => {}
+        _ = conn.close.notified() => {
+            if !conn.dropped() {
+                served.as_mut().graceful_shutdown();
+                let _ = served.await;
+            }
+        }
+    }
+    conns.remove(&conn);
 }
 
 #[cfg(test)]

@@ -32,6 +32,8 @@ const SETTINGS: &[&str] = &[
     "MAX_QUEUE",
     "MAX_BODY",
     "MAX_CONNECTIONS",
+    "PRESSURE_IDLE_TIMEOUT",
+    "ADMIN_PORT",
     "READ_TIMEOUT",
     "DRAIN_SECONDS",
     "PIN_FROM_CORE",
@@ -250,6 +252,14 @@ impl Server {
             let _ = r.join();
         }
         (status, self.log())
+    }
+
+    /// The address of `--admin-port`, from the server's line about it.
+    pub fn admin_addr(&self) -> SocketAddr {
+        let log = self.log();
+        log.lines()
+            .find_map(|l| l.strip_prefix("info admin port on http://")?.split('/').next()?.parse().ok())
+            .unwrap_or_else(|| panic!("no admin port line:\n{log}"))
     }
 
     /// Everything the server wrote so far (stdout and stderr).

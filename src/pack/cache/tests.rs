@@ -124,3 +124,46 @@ fn the_cache_place_is_per_model_folder() {
     let p = places(a.path(), "model.reseam", Some(b.path()));
     assert_eq!(p, vec![b.path().join(folder_key(a.path())).join("model.reseam")]);
 }
+
+#[test]
+fn a_source_unlike_what_fetch_recorded_is_refused_at_pack_time() {
+    let fx = fixture();
+    let sha = |p: &Path| sha256_file(p).unwrap();
+    let manifest = |model_hash: &str| {
+        let m = serde_json::json!({"format": 1, "complete": true, "files": [
+            {"name": "model.bin", "decompressedHash": model_hash, "decompressedSize": 23},
+            {"name": "vocab.spm", "decompressedHash": sha(&fx.files[1])},
+        ]});
+        std::fs::write(fx.dir.path().join("manifest.json"), m.to_string()).unwrap();
+    };
+    // As fetch recorded them: packed.
+    manifest(&sha(&fx.files[0]));
+    Origin::of(KIND, "1", b"config", &fx.files, None).unwrap();
+    // A byte flipped since: refused, naming the file and the manifest.
+    manifest(&"0".repeat(64));
+    let e = Origin::of(KIND, "1", b"config", &fx.files, None).unwrap_err().to_string();
+    assert!(e.contains("model.bin") && e.contains("manifest.json") && e.contains("reseam fetch"), "{e}");
+    // No manifest, or one that does not name the file: nothing to check against.
+    std::fs::write(fx.dir.path().join("manifest.json"), b"{not json").unwrap();
+    Origin::of(KIND, "1", b"config", &fx.files, None).unwrap();
+    std::fs::remove_file(fx.dir.path().join("manifest.json")).unwrap();
+    Origin::of(KIND, "1", b"config", &fx.files, None).unwrap();
+}
+
+#[test]
+fn only_temporary_packs_untouched_for_the_age_are_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join(".reseam-pack-old.tmp");
+    let young = dir.path().join(".reseam-pack-young.tmp");
+    let other = dir.path().join("model.reseam");
+    for p in [&old, &young, &other] {
+        std::fs::write(p, b"x").unwrap();
+    }
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    for p in [&old, &other] {
+        std::fs::File::options().write(true).open(p).unwrap().set_modified(hour_ago).unwrap();
+    }
+    assert_eq!(remove_stale_temporaries(dir.path(), STALE_TEMPORARY), vec![old.clone()]);
+    assert!(!old.exists() && young.exists() && other.exists());
+    assert!(remove_stale_temporaries(&dir.path().join("none"), STALE_TEMPORARY).is_empty());
+}
