@@ -165,7 +165,7 @@ struct Meta {
 /// live: the heavy ones take turns (those that sat out longest first), so a round costs a few
 /// rows and a one-sentence request moves at close to its idle pace instead of at the pace of a
 /// step over MAX_BATCH long chunks. Output does not depend on which rows share a step.
-const HEAVY_ROWS_BESIDE_LIGHT: usize = 8;
+const HEAVY_ROWS_BESIDE_LIGHT: usize = 4;
 
 impl PartLane {
     /// Orders the slots for this round's step and returns how many step: every slot, or with
@@ -367,18 +367,18 @@ impl Scheduler {
         let mut budget = if decoding { ENCODE_PIECES_PER_ROUND } else { usize::MAX };
         let max_batch = if self.opts.debug { 1 } else { self.opts.max_batch.max(1) };
         let n = self.lanes.len();
-        // While light requests' chunks are live, heavy chunks come in one per part a round, as
-        // their steps do (see HEAVY_ROWS_BESIDE_LIGHT): encoding a batch of them would cost a
-        // round as much as a full step.
-        let light_live = self.light_live();
-        let mut heavy_admitted = 0;
+        // While light requests' chunks are live, heavy chunks wait: encoding one (up to 127
+        // pieces, each about a decoder row) would cost a round many times the few rows it steps
+        // then (see HEAVY_ROWS_BESIDE_LIGHT). Light requests have priority: heavy ones move on
+        // through their live slots meanwhile, and come in again between light ones.
+        let mut light_live = self.light_live();
         for k in 0..n {
             let l = (self.turn + k) % n;
             while self.lanes[l].live < max_batch && budget > 0 {
-                let heavy = self.lanes[l].live + self.opts.light_places.min(max_batch - 1) < max_batch
-                    && (!light_live || heavy_admitted < self.parts.len());
+                let heavy = self.lanes[l].live + self.opts.light_places.min(max_batch - 1) < max_batch && !light_live;
                 let Some((unit, light)) = self.lanes[l].pop(heavy) else { break };
-                heavy_admitted += usize::from(!light);
+                // A light chunk coming in this round: no heavy ones in the same round.
+                light_live |= light && self.opts.light_places > 0;
                 let Some(opts) = self.jobs.options(&unit.owner).cloned() else {
                     // Its request failed meanwhile.
                     continue;
