@@ -122,6 +122,7 @@ fn lane_sums<const W: usize>(row: &[f32], acc: &mut [f32; 8]) {
 /// of 16 vector exponentials cost more than 7 calls to libm (AMX Xeon, rows of 7: 52 against
 /// 42 ns in ymm code), and calls to libm from the vector code cost more than from the baseline
 /// (68 ns in zmm code).
+#[cfg(target_arch = "x86_64")]
 const SHORT: usize = 8;
 
 /// [`softmax`] compiled for AVX2 and FMA; with `GLIBC`, glibc's `expf` on 8 lanes in place of

@@ -42,6 +42,12 @@ fn equals_libm_on_every_nonpositive_float() {
     let bodies: Vec<_> = bodies().into_iter().filter(|b| b.0.contains("lanes")).collect();
     let mut want = vec![0f32; CHUNK as usize];
     let mut got = vec![0f32; CHUNK as usize];
+    if bodies.is_empty() {
+        // Nothing but libm runs here (no vector body for this CPU or platform), and the test
+        // above fails where one should have.
+        eprintln!("no vector expf body on this CPU: nothing to compare with libm");
+        return;
+    }
     for (name, _) in &bodies {
         eprintln!("checking {name} on 2^31 floats");
     }
