@@ -18,9 +18,9 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{Error, Result};
-use crate::vocab::spm::SentencePiece;
+use crate::vocab::spm::{PieceType, SentencePiece};
 use bytes::ByteDecoder;
-use spm::SpmModel;
+use spm::piece_bytes;
 
 /// The special tokens a tokenizer declares.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -48,7 +48,6 @@ enum Backend {
         sp: Box<SentencePiece>,
         /// The same model without the dummy `▁` prefix and whitespace clean-up (continuations).
         cont: Option<Box<SentencePiece>>,
-        model: SpmModel,
         add_bos: bool,
         add_eos: bool,
     },
@@ -162,7 +161,6 @@ impl Tokenizer {
     pub fn from_sentencepiece(path: &Path, config: &Value) -> Result<Tokenizer> {
         let err = |msg: String| Error::Tokenizer { path: path.to_path_buf(), msg };
         let raw = std::fs::read(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
-        let model = SpmModel::parse(&raw).ok_or_else(|| err("not a SentencePiece model".into()))?;
         let sp = SentencePiece::from_bytes(&raw).map_err(|e| err(e.to_string()))?;
         let piece_id = |name: &str| token_text(config.get(name)).and_then(|t| piece_to_id(&sp, &t));
         let specials = SpecialTokens {
@@ -172,17 +170,15 @@ impl Tokenizer {
             pad: piece_id("pad_token").or(sp.pad_id()),
             texts: special_texts(config),
         };
-        let mut special: Vec<bool> = model.pieces.iter().map(|p| p.kind == spm::PieceType::Control).collect();
+        let mut special: Vec<bool> =
+            (0..sp.len() as u32).map(|id| sp.piece_type(id) == Some(PieceType::Control)).collect();
         for id in [specials.bos, specials.eos, specials.unk, specials.pad].into_iter().flatten() {
             if let Some(s) = special.get_mut(id as usize) {
                 *s = true;
             }
         }
         let flag = |k: &str, d: bool| config.get(k).and_then(Value::as_bool).unwrap_or(d);
-        let cont = match spm::for_continuations(&raw) {
-            Some(proto) => Some(Box::new(SentencePiece::from_bytes(&proto).map_err(|e| err(e.to_string()))?)),
-            None => None,
-        };
+        let cont = Some(Box::new(sp.for_continuations()));
         Ok(Tokenizer {
             path: path.to_path_buf(),
             backend: Backend::Spm {
@@ -190,7 +186,6 @@ impl Tokenizer {
                 cont,
                 add_bos: flag("add_bos_token", true),
                 add_eos: flag("add_eos_token", false),
-                model,
             },
             special,
             specials,
@@ -289,12 +284,12 @@ impl Tokenizer {
                     }
                 }
             }
-            Backend::Spm { model, .. } => {
+            Backend::Spm { sp, .. } => {
                 let mut out = Vec::new();
                 for id in kept {
-                    out.extend(model.piece_bytes(id as usize, !skip));
+                    out.extend(piece_bytes(sp, id, !skip));
                 }
-                if model.add_dummy_prefix && !continuation && out.first() == Some(&b' ') {
+                if sp.adds_dummy_prefix() && !continuation && out.first() == Some(&b' ') {
                     out.remove(0);
                 }
                 out
@@ -306,7 +301,7 @@ impl Tokenizer {
     pub fn id_to_token(&self, id: u32) -> Option<String> {
         match &self.backend {
             Backend::Hf { tok, .. } => tok.id_to_token(id),
-            Backend::Spm { model, .. } => model.pieces.get(id as usize).map(|p| p.text.clone()),
+            Backend::Spm { sp, .. } => sp.id_to_piece(id).map(str::to_string),
         }
     }
 

@@ -153,6 +153,18 @@ impl SentencePiece {
         self
     }
 
+    /// Whether encoding puts `▁` in front of a text (the normalizer's `add_dummy_prefix`).
+    pub fn adds_dummy_prefix(&self) -> bool {
+        self.normalizer.spec().add_dummy_prefix
+    }
+
+    /// The same model with the normalizer's `add_dummy_prefix` and `remove_extra_whitespaces`
+    /// off: encoding a piece of running text then gives pieces that spell exactly that text, with
+    /// no `▁` added in front and spaces kept.
+    pub fn for_continuations(&self) -> SentencePiece {
+        SentencePiece { normalizer: self.normalizer.without_prefix_rules(), ..self.clone() }
+    }
+
     pub fn len(&self) -> usize {
         self.pieces.len()
     }

@@ -100,6 +100,14 @@ impl Normalizer {
         &self.spec
     }
 
+    /// The same normalizer without `add_dummy_prefix` and `remove_extra_whitespaces`.
+    pub fn without_prefix_rules(&self) -> Normalizer {
+        let mut n = self.clone();
+        n.spec.add_dummy_prefix = false;
+        n.spec.remove_extra_whitespaces = false;
+        n
+    }
+
     /// What the longest rule at the start of `input` turns it into, and how many bytes of
     /// `input` that consumes (NormalizePrefix).
     fn prefix<'a>(&'a self, input: &'a str) -> (&'a str, usize) {
