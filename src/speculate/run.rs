@@ -69,6 +69,19 @@ pub struct RunOptions {
     pub clock_label: String,
 }
 
+impl RunOptions {
+    /// How a speculative run of one strategy works under these settings.
+    fn spec(&self, strategy: Strategy) -> SpecOptions {
+        SpecOptions {
+            decode: self.decode.clone(),
+            verify: self.verify,
+            strategy,
+            prefix: self.prefix,
+            lookbehind: self.lookbehind,
+        }
+    }
+}
+
 /// The draft side of an experiment: its model, the two tokenizers, and its report label.
 pub struct Draft<'a, D: ?Sized, TT: ?Sized, DT: ?Sized> {
     pub model: &'a D,
@@ -234,13 +247,7 @@ where
             done += 1;
         }
         progress(&Progress { stage: label, done, total });
-        let sopts = SpecOptions {
-            decode: opts.decode.clone(),
-            verify: opts.verify,
-            strategy,
-            prefix: opts.prefix,
-            lookbehind: opts.lookbehind,
-        };
+        let sopts = opts.spec(strategy);
         let mut policy = match k {
             KSetting::Fixed(k) => DraftLength::Fixed(k),
             KSetting::Auto => DraftLength::Auto(&mut autos[c]),
@@ -304,13 +311,7 @@ where
     progress(&Progress { stage: "warm-up".into(), done: 0, total });
     greedy(target, &p.target_ids, &opts.decode, clock, energy)?;
     if let (Some(d), Some(strategy)) = (draft, strategy) {
-        let sopts = SpecOptions {
-            decode: opts.decode.clone(),
-            verify: opts.verify,
-            strategy,
-            prefix: opts.prefix,
-            lookbehind: opts.lookbehind,
-        };
+        let sopts = opts.spec(strategy);
         // The draft's passes, translation, re-sync and the target's verification passes of
         // several positions (other kernels than the single-position ones).
         speculative(
