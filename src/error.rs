@@ -6,12 +6,14 @@
 //! read or parsed, a model, language pair or chat template that is not there. Damaged model
 //! files, I/O failures while writing, the network and internal errors are not. A variant that
 //! only wraps a cause answers `false` and lets the cause speak (a `transparent` variant asks its
-//! inner error, which is not a link of the chain of its own). [`is_usage`] walks an error's
-//! chain and asks every error it knows.
+//! inner error, which is not a link of the chain of its own).
+//!
+//! Each type registers itself with [`fault!`] beside its `is_usage`, so the decision is made
+//! where the error is defined and this module names none of the crate's modules. [`is_usage`]
+//! walks an error's chain and asks every registered type about each link; a link of no
+//! registered type (an `io::Error`, a message of `anyhow`) is not the caller's fault by itself.
 
 use std::error::Error;
-
-use crate::{bench, detect, engine, fetch, html, llm, marian, pack, speculate, text, translate, vocab};
 
 /// A mistake in how reseam was called that the library's own errors do not cover (flags that
 /// only the command line has, such as `--csv` without `--draft`).
@@ -25,56 +27,38 @@ impl UsageError {
     }
 }
 
-/// Asks `e` for every error type listed, boxed or not; `None`: not one of ours.
-macro_rules! ask {
-    ($e:expr, $($t:ty),+ $(,)?) => {{
-        let e = $e;
+/// One registered error type's question about a link of a chain: `None` when the link is not of
+/// that type (boxed or not).
+pub struct Classifier(pub fn(&(dyn Error + 'static)) -> Option<bool>);
+
+inventory::collect!(Classifier);
+
+/// Registers error types, each with an inherent `is_usage(&self) -> bool`, with [`is_usage`]:
+/// `crate::error::fault!(MyError);` beside the type's `is_usage`.
+macro_rules! fault {
+    ($($t:ty),+ $(,)?) => {
         $(
-            if let Some(x) = e.downcast_ref::<$t>() {
-                return Some(x.is_usage());
-            }
-            if let Some(x) = e.downcast_ref::<Box<$t>>() {
-                return Some(x.is_usage());
+            ::inventory::submit! {
+                $crate::error::Classifier(|e| {
+                    if let Some(x) = e.downcast_ref::<$t>() {
+                        return Some(x.is_usage());
+                    }
+                    e.downcast_ref::<Box<$t>>().map(|x| x.is_usage())
+                })
             }
         )+
-        None
-    }};
+    };
 }
+pub(crate) use fault;
 
-/// What one link of a chain says about itself, if it is an error type of this crate.
+fault!(UsageError);
+// The kernels crate sits below this one and knows nothing of it; its two error types are
+// registered here.
+fault!(reseam_kernels::ShapeError, reseam_kernels::dispatch::IsaError);
+
+/// What one link of a chain says about itself, if it is of a registered error type.
 pub fn usage_of(e: &(dyn Error + 'static)) -> Option<bool> {
-    ask!(
-        e,
-        UsageError,
-        bench::gemm::Error,
-        bench::translate::Error,
-        bench::models::Error,
-        bench::serve::Error,
-        detect::DetectError,
-        html::HtmlError<translate::TranslateError>,
-        translate::records::RecordError,
-        translate::records::StreamError,
-        engine::EngineError,
-        engine::registry::RegistryError,
-        fetch::FetchError,
-        llm::Error,
-        marian::ModelError,
-        marian::binary::FormatError,
-        marian::config::ConfigError,
-        marian::yml::YmlError,
-        marian::transformer::BuildError,
-        marian::transformer::WeightError,
-        marian::search::DecodeError,
-        pack::Error,
-        speculate::SpeculateError,
-        speculate::experiment::Error,
-        speculate::report::ReportError,
-        text::Error,
-        translate::TranslateError,
-        vocab::VocabError,
-        reseam_kernels::ShapeError,
-        reseam_kernels::dispatch::IsaError,
-    )
+    inventory::iter::<Classifier>.into_iter().find_map(|c| (c.0)(e))
 }
 
 /// Whether any link of `e`'s chain is the caller's fault (exit code 2, HTTP 4xx).

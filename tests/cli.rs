@@ -120,3 +120,29 @@ fn forcing_an_isa_names_it_or_refuses_it_clearly() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(&format!("cannot use the {lacking} kernels")) && err.contains("unset RESEAM_MT_ISA"), "{err}");
 }
+
+/// A usage error raised deep in the library (the model loader, under the registry and the
+/// translator) exits 2 whatever wraps it; a failure's cause chain is printed whole, on one line.
+#[test]
+fn whose_fault_is_decided_where_the_error_arises_and_causes_are_kept() {
+    let t = TestDir::new();
+    let mut c = t.cmd();
+    let models = crate::common::fixtures().join("tiny-esen");
+    c.args(["translate", "--offline", "--model", "no-such-model.bin", "--models"]).arg(&models).args(["es", "en"]);
+    let out = t.run(c, b"Hola\n");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "a model file that is not there is the caller's to fix: {err}");
+    assert!(err.contains("no-such-model.bin"), "{err}");
+
+    // serve on a port another socket holds: its own error, then the system's reason after it.
+    let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = held.local_addr().unwrap().port().to_string();
+    let mut c = t.cmd();
+    c.args(["serve", "--host", "127.0.0.1", "--port", &port, "--models"]).arg(t.path());
+    let out = t.run(c, b"");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "a port in use is the operator's to fix: {err}");
+    let line = err.lines().find(|l| l.starts_with("reseam: ")).unwrap_or_else(|| panic!("no error line: {err}"));
+    assert!(line.contains(&format!("cannot listen on 127.0.0.1:{port}: ")), "{err}");
+    assert!(line.to_lowercase().contains("in use"), "the cause is not on the line: {err}");
+}

@@ -146,6 +146,8 @@ pub enum Error {
     NoShape(Vec<String>),
 }
 
+crate::error::fault!(Error);
+
 impl Error {
     /// Bad flags are the caller's fault; the kernels' own errors say for themselves.
     pub fn is_usage(&self) -> bool {

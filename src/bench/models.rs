@@ -68,6 +68,8 @@ pub enum Error {
     Registry(#[from] RegistryError),
 }
 
+crate::error::fault!(Error);
+
 impl Error {
     /// A folder without models or too many synthetic ones is the caller's fault; a failed
     /// write, pack or translation is not (or says so itself).

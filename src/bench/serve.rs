@@ -36,6 +36,8 @@ pub enum Error {
     Zero,
 }
 
+crate::error::fault!(Error);
+
 impl Error {
     pub fn is_usage(&self) -> bool {
         // A wrong URL is the caller's to fix.

@@ -40,6 +40,8 @@ pub enum Error {
     Translate(#[from] TranslateError),
 }
 
+crate::error::fault!(Error);
+
 impl Error {
     /// A corpus that cannot be read or parsed is the caller's fault (see [`crate::error`]); a
     /// direction's failure is the next link of the chain, which says for itself.

@@ -202,14 +202,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         pack_dir: args.pack.pack_dir,
         log_level: args.log_level,
     };
-    // serve's errors say whose fault they are themselves (the error module cannot name them: serve
-    // asks it about translation errors, and the crate's modules form no cycle).
-    reseam::serve::run(&opts, |_| {}).map_err(|e| {
-        if e.is_usage() {
-            anyhow::Error::from(reseam::error::UsageError(format!("{:#}", anyhow::Error::from(e))))
-        } else {
-            anyhow::Error::from(e)
-        }
-    })?;
+    reseam::serve::run(&opts, |_| {})?;
     Ok(())
 }

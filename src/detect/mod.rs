@@ -76,6 +76,8 @@ pub enum DetectError {
     Empty,
 }
 
+crate::error::fault!(DetectError);
+
 impl DetectError {
     pub fn is_usage(&self) -> bool {
         true

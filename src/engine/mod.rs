@@ -87,6 +87,8 @@ pub enum EngineError {
     Stopped,
 }
 
+crate::error::fault!(EngineError);
+
 impl EngineError {
     /// Only what the wrapped errors say of themselves (see [`crate::error`]); the engine's own
     /// failures are never the caller's.

@@ -70,6 +70,8 @@ pub enum RegistryError {
     Model(#[from] ModelError),
 }
 
+crate::error::fault!(RegistryError);
+
 impl RegistryError {
     /// Whether the caller asked for something that is not there (a 4xx, an exit 2).
     pub fn is_usage(&self) -> bool {

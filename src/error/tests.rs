@@ -5,6 +5,7 @@ use std::io;
 use std::path::PathBuf;
 
 use super::*;
+use crate::{bench, detect, engine, fetch, html, llm, marian, pack, serve, speculate, text, translate, vocab};
 use reseam_kernels::dispatch::IsaError;
 use reseam_kernels::{Isa, ShapeError};
 
@@ -321,8 +322,27 @@ fn serve() -> Vec<Case> {
     ]
 }
 
+fn server() -> Vec<Case> {
+    use engine::registry::RegistryError;
+    use serve::ServeError as S;
+    use serve::auth::TokenError;
+    let folder = |source| RegistryError::Folder { dir: p("models"), source };
+    vec![
+        case(S::Bind { addr: "0.0.0.0:80".into(), source: io_err("EADDRINUSE") }, true),
+        case(S::Runtime(io_err("EMFILE")), false),
+        case(S::Token(TokenError::Empty(p("token"))), true),
+        case(S::Token(TokenError::Read { path: p("token"), source: not_found() }), true),
+        case(S::Engine(engine::EngineError::Stopped), false),
+        case(S::Registry(folder(not_found())), true),
+        case(S::Registry(folder(io_err("EIO"))), false),
+        // Preloading wraps the registry's error: the chain goes on to whose fault that is.
+        case(S::Preload(folder(io_err("EIO"))), false),
+        case(S::Preload(folder(not_found())), true),
+    ]
+}
+
 fn all() -> Vec<Case> {
-    [kernels(), llm(), speculate(), marian_and_translate(), fetch_bench_pack(), posts(), serve()]
+    [kernels(), llm(), speculate(), marian_and_translate(), fetch_bench_pack(), posts(), serve(), server()]
         .into_iter()
         .flatten()
         .collect()
@@ -355,4 +375,56 @@ fn a_context_line_does_not_hide_the_cause() {
     assert!(is_usage(e.as_ref()));
     let e = anyhow::Error::from(io_err("EIO")).context("writing the results");
     assert!(!is_usage(e.as_ref()));
+}
+
+/// Every type with an `is_usage` of its own, in the crate and the kernels, is registered with
+/// `fault!` in the file that defines it (a generic one: wherever it is instantiated); an
+/// unregistered one would silently count as a failure.
+#[test]
+fn every_type_that_says_whose_fault_it_is_is_registered() {
+    fn files(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                files(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    fn words(s: &str) -> impl Iterator<Item = &str> {
+        s.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty())
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut all = Vec::new();
+    files(&root.join("src"), &mut all);
+    files(&root.join("kernels/src"), &mut all);
+    // (type, generic, file) of every is_usage; the words of every fault!(...) by file.
+    let (mut defined, mut registered) = (Vec::new(), Vec::new());
+    for f in &all {
+        let text = std::fs::read_to_string(f).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, l) in lines.iter().enumerate() {
+            if l.trim_start().starts_with("pub fn is_usage(&self) -> bool") {
+                let header = lines[..i].iter().rev().find(|h| h.starts_with("impl")).unwrap();
+                // `impl<E: Error + 'static> HtmlError<E> {` → HtmlError
+                let name = header.trim_end_matches(" {").rsplit(' ').next().unwrap();
+                defined.push((name.split('<').next().unwrap().to_string(), header.starts_with("impl<"), f.clone()));
+            }
+            let l = l.trim_start();
+            if let Some(args) = l.strip_prefix("fault!(").or_else(|| l.strip_prefix("crate::error::fault!(")) {
+                registered.extend(words(args).map(|w| (w.to_string(), f.clone())));
+            }
+        }
+    }
+    assert!(defined.len() >= 30, "the definitions were not read: {defined:?}");
+    // The kernels' types are registered by this crate's error module.
+    let here = root.join("src/error.rs");
+    for (name, generic, file) in &defined {
+        let found = registered.iter().any(|(w, f)| {
+            w == name && (*generic || f == file || (file.starts_with(root.join("kernels")) && *f == here))
+        });
+        assert!(found, "{name} ({}) has is_usage but is not registered with fault! beside it", file.display());
+    }
+    assert!(inventory::iter::<Classifier>.into_iter().count() >= defined.len());
 }

@@ -46,6 +46,8 @@ pub enum FetchError {
     NotInstalled { from: String, to: String, models: PathBuf, hint: String },
 }
 
+crate::error::fault!(FetchError);
+
 impl FetchError {
     /// The caller's fault (see [`crate::error`]): bad LANGS, or a pair that is not offered or
     /// not installed; not the network, the server or the disk.

@@ -92,6 +92,8 @@ pub enum Error {
     NoChatTemplate { dir: PathBuf },
 }
 
+crate::error::fault!(Error);
+
 impl Error {
     /// The caller's fault (see [`crate::error`]): a prompt, a token id or a flag that does not fit,
     /// an unsupported architecture, a file that is not there; not a damaged checkpoint.

@@ -20,6 +20,8 @@ pub const TYPE_INTGEMM8: u64 = 0x4101;
 #[error("{0}")]
 pub struct FormatError(pub String);
 
+crate::error::fault!(FormatError);
+
 impl FormatError {
     /// A damaged model file, never the caller's fault.
     pub fn is_usage(&self) -> bool {

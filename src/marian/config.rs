@@ -13,6 +13,8 @@ pub struct ConfigError {
     pub message: String,
 }
 
+crate::error::fault!(ConfigError);
+
 impl ConfigError {
     /// A damaged or unsupported model.yml, never the caller's fault.
     pub fn is_usage(&self) -> bool {

@@ -56,6 +56,8 @@ pub enum ModelError {
     Vocab(#[from] VocabError),
 }
 
+crate::error::fault!(ModelError);
+
 impl ModelError {
     /// The caller's fault (see [`crate::error`]): no model for the pair, the wrong folder, a
     /// choice to make (--model, --shortlist); not a damaged or incomplete model folder.

@@ -24,6 +24,8 @@ pub struct YmlError {
     pub message: String,
 }
 
+crate::error::fault!(YmlError);
+
 impl YmlError {
     /// A damaged model.yml, never the caller's fault.
     pub fn is_usage(&self) -> bool {

@@ -63,6 +63,8 @@ pub enum Error {
     Source { path: PathBuf, why: String },
 }
 
+crate::error::fault!(Error);
+
 impl Error {
     /// Packed files are reseam's own cache, so their failures are never the caller's fault.
     pub fn is_usage(&self) -> bool {

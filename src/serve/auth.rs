@@ -45,6 +45,8 @@ pub enum TokenError {
     Empty(PathBuf),
 }
 
+crate::error::fault!(TokenError);
+
 impl TokenError {
     pub fn is_usage(&self) -> bool {
         true

@@ -94,6 +94,8 @@ pub enum ServeError {
     Preload(#[source] RegistryError),
 }
 
+crate::error::fault!(ServeError);
+
 impl ServeError {
     pub fn is_usage(&self) -> bool {
         match self {

@@ -49,6 +49,8 @@ pub enum Error {
     Run(#[from] SpeculateError),
 }
 
+crate::error::fault!(Error);
+
 impl Error {
     /// Bad settings and prompt files are the caller's fault (see [`crate::error`]); what a model
     /// folder or the prompt file's reader reported is the next link of the chain.

@@ -64,6 +64,8 @@ pub enum SpeculateError {
     Options(String),
 }
 
+crate::error::fault!(SpeculateError);
+
 impl SpeculateError {
     /// An empty prompt or bad options are the caller's fault (see [`crate::error`]); a model's or
     /// tokenizer's failure is the next link of the chain.

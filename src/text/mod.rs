@@ -164,6 +164,8 @@ pub enum Error {
     Language { which: &'static str, tag: String },
 }
 
+crate::error::fault!(Error);
+
 impl Error {
     /// A bad language option is the caller's fault (see [`crate::error`]); the translator's own
     /// error is the next link of the chain.

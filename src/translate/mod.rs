@@ -144,6 +144,9 @@ pub enum TranslateError {
     Output(#[source] std::io::Error),
 }
 
+// The HTML path is generic over its translator's error; this is the one it is run with.
+crate::error::fault!(TranslateError, crate::html::HtmlError<TranslateError>);
+
 impl TranslateError {
     /// The caller's fault (see [`crate::error`]): a missing model under --offline, input that is
     /// not UTF-8, and what the wrapped errors say of themselves.

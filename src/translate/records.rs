@@ -202,12 +202,16 @@ pub enum StreamError {
     Output(#[source] std::io::Error),
 }
 
+crate::error::fault!(StreamError);
+
 impl StreamError {
     pub fn is_usage(&self) -> bool {
         // A record's own error is the next link of the chain.
         matches!(self, StreamError::InvalidUtf8 { .. })
     }
 }
+
+crate::error::fault!(RecordError);
 
 impl RecordError {
     pub fn is_usage(&self) -> bool {

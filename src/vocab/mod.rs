@@ -22,6 +22,8 @@ pub enum VocabError {
     Codec { what: &'static str, reason: String },
 }
 
+crate::error::fault!(VocabError);
+
 impl VocabError {
     /// A vocabulary is part of a model folder: only a file that is not there (or not allowed)
     /// is the caller's fault (see [`crate::error`]).

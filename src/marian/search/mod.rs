@@ -52,6 +52,8 @@ pub enum DecodeError {
     NoShortlist,
 }
 
+crate::error::fault!(DecodeError);
+
 impl DecodeError {
     /// `--shortlist` without a shortlist is the caller's fault; a shape error is ours.
     pub fn is_usage(&self) -> bool {

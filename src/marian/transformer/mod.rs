@@ -138,6 +138,8 @@ pub enum BuildError {
     Other(String),
 }
 
+crate::error::fault!(BuildError);
+
 impl BuildError {
     /// A model file that does not build is damaged or unsupported, never the caller's fault.
     pub fn is_usage(&self) -> bool {

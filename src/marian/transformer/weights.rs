@@ -19,6 +19,8 @@ pub enum WeightError {
     Bad { name: String, message: String },
 }
 
+crate::error::fault!(WeightError);
+
 impl WeightError {
     /// A damaged model file, never the caller's fault.
     pub fn is_usage(&self) -> bool {

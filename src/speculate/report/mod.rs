@@ -287,6 +287,8 @@ pub enum ReportError {
     },
 }
 
+crate::error::fault!(ReportError);
+
 impl ReportError {
     /// A report that cannot be written is a failure, even when the folder is the caller's.
     pub fn is_usage(&self) -> bool {
