@@ -4,7 +4,8 @@
 //! service: posts/s and latency of the shared engine under concurrent clients), `serve` (a running
 //! server over HTTP, as its clients load it), `models` (every model of a folder through the
 //! registry: load time, memory in use and idle, waking an idle model). The command line's side is
-//! `cli/bench/`, one file per mode. `benches/` holds cargo's divan benches of the kernels.
+//! `cli/bench/`, one file per mode. `benches/` holds cargo's divan benches of the int8 products
+//! and of SentencePiece encoding.
 
 pub mod gemm;
 pub mod llm;

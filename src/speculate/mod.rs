@@ -1,17 +1,18 @@
 //! Cross-tokenizer speculative decoding (Universal Assisted Generation), greedy and lossless.
 //!
 //! The path of one round, in the order data flows (each a file):
-//! `decode` drives it: the draft proposes k tokens (`model`), `translate` turns them into target
-//! candidates (strategies none / naive / context, over `tokenizer`), the target verifies them in
-//! one pass and commits the longest agreeing run plus its own next token, and `resync` brings the
-//! draft's context in line with what was committed. `run` repeats that over prompts and
-//! configurations against the target alone, `auto_k` choosing k each round for `-k auto`;
-//! `metrics`, `cost`, `energy` and `clock` measure, `spread` says how sure each speedup is (its
-//! bootstrap interval over prompts, and the guard for configurations that hardly drafted);
-//! `report` writes the table, JSON, CSV and SVG; `draft_vocab` picks the ids a draft's cut output
-//! layer keeps. `mock` has models for tests. The engine's
-//! models and tokenizers (`crate::llm`) implement the two traits; `crate::speculate::experiment`
-//! runs the experiment on checkpoint folders.
+//! [`rounds`] drives it: the draft proposes k tokens (a [`lm::LanguageModel`]), [`strategy`]
+//! turns them into target candidates (none / naive / context, over the [`tokens::TextTokenizer`]
+//! of each side), the target verifies them in one pass and commits the longest agreeing run plus
+//! its own next token, and [`resync`] brings the draft's context in line with what was committed.
+//! [`run`] repeats that over prompts and configurations against the target alone, [`auto_k`]
+//! choosing k each round for `-k auto`; [`metrics`], [`cost`], [`energy`] and [`clock`] measure,
+//! [`spread`] says how sure each speedup is (its bootstrap interval over prompts, and the guard for
+//! configurations that hardly drafted), [`segmentation`] how differently the two tokenizers cut
+//! the same text; [`report`] writes the table, JSON, CSV and SVG; [`draft_vocab`] picks the ids a
+//! draft's cut output layer keeps. [`mock`] has models for tests. `adapt` makes the engine's
+//! checkpoints ([`crate::llm`]) a [`lm::LanguageModel`] and a [`tokens::TextTokenizer`];
+//! [`experiment`] runs the experiment on checkpoint folders.
 
 mod adapt;
 pub mod auto_k;
