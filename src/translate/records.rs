@@ -1,5 +1,6 @@
 //! Posts as records: each record is one post (line breaks and all) through the social-post
-//! pipeline, with its own languages. For `translate auto`, `--jsonl`, `-z` and the server.
+//! pipeline, with its own languages. For `translate auto`, `--jsonl` and `-z` (the server has its own
+//! grouping, in serve/core.rs).
 //!
 //! A record's source language is given, or `auto`: then it is identified ([`crate::detect`]),
 //! and the post goes to the model of the language found. Models are loaded the first time a pair
