@@ -17,7 +17,7 @@
 //! `bench` (GEMM, memory bandwidth, LLM decode/prefill, the speculative cost model, translation
 //! throughput and latency); and the `reseam-kernels` crate (int8 products and float pieces per
 //! instruction set). `error` says whose fault an error is; `paths` holds the default folders;
-//! `profile` times kinds of operations (`RESEAM_MT_PROFILE=1`).
+//! `procfs` reads this process's memory; `profile` times kinds of operations (`RESEAM_MT_PROFILE=1`).
 
 pub mod bench;
 pub mod detect;
@@ -29,6 +29,7 @@ pub mod llm;
 pub mod marian;
 pub mod pack;
 pub mod paths;
+pub mod procfs;
 pub mod profile;
 pub mod serve;
 pub mod speculate;

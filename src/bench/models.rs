@@ -21,12 +21,12 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::translate::Memory;
 use crate::engine::registry::{self, Registry, RegistryError, RegistryOptions};
 use crate::engine::{Engine, EngineOptions};
 use crate::marian::synthetic::{self, Arch};
 use crate::marian::{ModelFiles, VocabFiles, packed};
 use crate::pack::cache::WriteError;
+use crate::procfs::Memory;
 use crate::translate::{ArithmeticChoice, TranslateError, TranslateOptions, Translator};
 use crate::vocab::{Vocab, VocabError};
 

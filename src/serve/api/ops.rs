@@ -47,7 +47,7 @@ pub fn version() -> Reply {
 }
 
 pub fn metrics(core: &Core) -> Reply {
-    let memory = crate::bench::translate::Memory::read();
+    let memory = crate::procfs::Memory::read();
     let models = core.models();
     let gauges = Gauges {
         models_loaded: models.registry.loaded(),
