@@ -5,6 +5,9 @@ use std::sync::OnceLock;
 /// Instruction-set features the kernels use, each with OS support checked.
 #[derive(Clone, Debug)]
 pub(crate) struct Caps {
+    /// The vendor string is "AuthenticAMD" (MKL takes its Zen code paths there).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    pub amd: bool,
     pub avx2: bool,
     pub avx512bw: bool,
     pub avx_vnni: bool,
@@ -29,7 +32,10 @@ fn detect() -> Caps {
     // The standard macro checks XCR0 too, so these are usable, not merely present.
     let avx2 = has!("avx2") && has!("fma");
     let avx512bw = avx2 && has!("avx512f") && has!("avx512bw");
+    let vendor = std::arch::x86_64::__cpuid(0);
+    let word = |b: &[u8; 4]| u32::from_le_bytes(*b);
     Caps {
+        amd: (vendor.ebx, vendor.edx, vendor.ecx) == (word(b"Auth"), word(b"enti"), word(b"cAMD")),
         avx2,
         avx512bw,
         avx_vnni: avx2 && has!("avxvnni"),
@@ -60,6 +66,7 @@ impl Caps {
     #[allow(dead_code)]
     fn empty() -> Caps {
         Caps {
+            amd: false,
             avx2: false,
             avx512bw: false,
             avx_vnni: false,

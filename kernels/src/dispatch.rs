@@ -539,6 +539,8 @@ fn alternatives() -> Vec<Kernels> {
 /// CPU features that decide Firefox's arithmetic.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CpuFeatures {
+    /// An AMD CPU ("AuthenticAMD"): MKL, and so Bergamot's attention, sums in its Zen orders there.
+    pub amd: bool,
     pub avx2: bool,
     pub avx512bw: bool,
     pub avx_vnni: bool,
@@ -549,6 +551,7 @@ pub struct CpuFeatures {
 pub fn cpu_features() -> CpuFeatures {
     let c = cpu::caps();
     CpuFeatures {
+        amd: c.amd,
         avx2: c.avx2,
         avx512bw: c.avx512bw,
         avx_vnni: c.avx_vnni,
@@ -605,7 +608,7 @@ mod tests {
     #[test]
     fn firefox_arithmetic_follows_its_dispatch_order() {
         let f = |avx2, avx512bw, avx_vnni, avx512_vnni| {
-            firefox_arithmetic_for(&CpuFeatures { avx2, avx512bw, avx_vnni, avx512_vnni, aarch64: false })
+            firefox_arithmetic_for(&CpuFeatures { amd: false, avx2, avx512bw, avx_vnni, avx512_vnni, aarch64: false })
         };
         assert_eq!(f(true, false, false, false), Arithmetic::Saturating);
         assert_eq!(f(true, false, true, false), Arithmetic::Exact);

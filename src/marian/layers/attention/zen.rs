@@ -45,18 +45,11 @@ impl Mkl {
     /// true on a CPU whose vendor is "AuthenticAMD" and which has AVX2, and then
     /// `mkl_serv_cpu_detect` reports the generic code path whatever the instruction sets (it does
     /// not tell Zen 3 from Zen 4); every other CPU here gets the Intel orders. (AMD CPUs without
-    /// AVX2, before Zen, take the generic path without the Zen kernels: not measured.)
+    /// AVX2, before Zen, take the generic path without the Zen kernels: not measured.) The CPU is
+    /// read by the kernels' dispatch, whose AVX2 includes FMA, which every AMD CPU with AVX2 has.
     pub fn of_this_cpu() -> Mkl {
-        #[cfg(target_arch = "x86_64")]
-        {
-            let id = std::arch::x86_64::__cpuid(0);
-            let word = |b: &[u8; 4]| u32::from_le_bytes(*b);
-            let amd = (id.ebx, id.edx, id.ecx) == (word(b"Auth"), word(b"enti"), word(b"cAMD"));
-            if amd && std::arch::is_x86_feature_detected!("avx2") {
-                return Mkl::Zen;
-            }
-        }
-        Mkl::Intel
+        let cpu = reseam_kernels::dispatch::cpu_features();
+        if cpu.amd && cpu.avx2 { Mkl::Zen } else { Mkl::Intel }
     }
 
     /// [`MKL_VAR`] if set (and not `auto`), else [`Mkl::of_this_cpu`]; an error names a bad value.
