@@ -11,9 +11,9 @@
 use std::arch::asm;
 use std::arch::x86_64::*;
 
-use crate::dispatch::{PEAK_OPERANDS, PeakLoop};
 use crate::pack::{K_BLOCK, PREFETCH, QUAD};
 use crate::part::Part;
+use crate::peak::{PEAK_OPERANDS, PeakLoop};
 use crate::zmm::BlockEp;
 
 pub(crate) const EXACT: &str = "tdpbusd tiles of 32 rows × 32 columns; fewer than 4 rows: vpdpbusd zmm";

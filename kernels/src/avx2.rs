@@ -27,9 +27,9 @@ use std::arch::asm;
 use std::arch::x86_64::*;
 use std::ops::Range;
 
-use crate::dispatch::{PEAK_OPERANDS, PeakLoop};
 use crate::pack::{N_BLOCK, PREFETCH, QUAD, block_values};
 use crate::part::Part;
+use crate::peak::{PEAK_OPERANDS, PeakLoop};
 use crate::widen::{self, Widened};
 use crate::ymm::BlockEp;
 

@@ -9,9 +9,9 @@
 use std::arch::asm;
 use std::arch::x86_64::*;
 
-use crate::dispatch::{PEAK_OPERANDS, PeakLoop};
 use crate::pack::QUAD;
 use crate::part::Part;
+use crate::peak::{PEAK_OPERANDS, PeakLoop};
 use crate::zmm::BlockEp;
 
 /// Rows per tile: 6 × 4 accumulators + 4 quads + the broadcast fill 30 of 32 registers.

@@ -9,9 +9,9 @@ use std::arch::asm;
 use std::arch::x86_64::*;
 use std::ops::Range;
 
-use crate::dispatch::{PEAK_OPERANDS, PeakLoop};
 use crate::pack::QUAD;
 use crate::part::Part;
+use crate::peak::{PEAK_OPERANDS, PeakLoop};
 use crate::widen::{self, Widened};
 use crate::zmm::BlockEp;
 

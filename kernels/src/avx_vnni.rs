@@ -7,9 +7,9 @@
 use std::arch::asm;
 use std::arch::x86_64::*;
 
-use crate::dispatch::{PEAK_OPERANDS, PeakLoop};
 use crate::pack::{PREFETCH, QUAD};
 use crate::part::Part;
+use crate::peak::{PEAK_OPERANDS, PeakLoop};
 use crate::ymm::BlockEp;
 
 /// Rows per tile: 6 × 2 accumulators + 2 quad halves + the broadcast = 15 of 16 registers.

@@ -5,7 +5,8 @@
 
 use std::sync::OnceLock;
 
-use crate::part::Part;
+use crate::part::PartFn;
+pub use crate::peak::PeakLoop;
 use crate::{Arithmetic, cpu, scalar};
 
 mod calls;
@@ -55,8 +56,6 @@ impl std::fmt::Display for Isa {
     }
 }
 
-/// A kernel entry point: computes one checked part of a product.
-pub(crate) type PartFn = unsafe fn(&Part);
 type QuantizeFn = unsafe fn(&[f32], f32, &mut [u8]);
 type FmaVvFn = unsafe fn(&mut [f32], &[f32], &[f32]);
 type FmaSvFn = unsafe fn(&mut [f32], f32, &[f32]);
@@ -70,35 +69,6 @@ type RowFn = unsafe fn(&mut [f32]);
 type AddNormFn = unsafe fn(&mut [f32], &[f32], &[f32], &[f32], &mut Vec<f32>);
 type ChainFn = unsafe fn(&[f32], usize, &[f32], usize, usize, usize, usize, &mut [f32], usize);
 type OneRowFn = unsafe fn(&[f32], &[f32], usize, usize, &mut [f32]);
-
-/// A register-only loop of an instruction set's product step, to measure its peak.
-#[derive(Clone, Copy, Debug)]
-pub struct PeakLoop {
-    /// The instructions of one step, e.g. `vpdpbusd zmm`.
-    pub instructions: &'static str,
-    /// Multiply-adds per loop iteration.
-    pub macs_per_iter: u64,
-    pub(crate) run: unsafe fn(u64),
-}
-
-/// Operands for the peak loops: arbitrary non-zero bytes, because some units run faster on
-/// zeros and a peak measured on them would flatter nothing but the peak.
-#[repr(C, align(64))]
-pub(crate) struct PeakOperands(pub [u8; 1024]);
-
-pub(crate) static PEAK_OPERANDS: PeakOperands = PeakOperands({
-    let mut bytes = [0u8; 1024];
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    let mut i = 0;
-    while i < bytes.len() {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        bytes[i] = (x >> 24) as u8 | 1;
-        i += 1;
-    }
-    bytes
-});
 
 /// One arithmetic's kernel in a table.
 #[derive(Clone, Copy, Debug)]

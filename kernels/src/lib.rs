@@ -52,6 +52,7 @@ pub mod expf;
 pub mod norm;
 pub mod pack;
 mod part;
+mod peak;
 pub mod scalar;
 pub mod softmax;
 

@@ -12,9 +12,9 @@
 use std::arch::aarch64::*;
 use std::arch::asm;
 
-use crate::dispatch::{PEAK_OPERANDS, PeakLoop};
 use crate::pack::{N_BLOCK, block_values};
 use crate::part::{Out, Part};
+use crate::peak::{PEAK_OPERANDS, PeakLoop};
 use crate::{Scale, scalar};
 
 /// Rows per tile: 4 × 4 accumulators + 4 weight registers + 4 activation registers.

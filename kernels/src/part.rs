@@ -144,10 +144,13 @@ pub enum Split {
     Grid { rows: usize, cols: usize },
 }
 
+/// A kernel entry point: computes one checked part of a product.
+pub(crate) type PartFn = unsafe fn(&Part);
+
 /// One rectangle of a product, ready to run on any thread. Made by [`crate::Kernels::split`];
 /// the tasks of one product write disjoint parts of its output.
 pub struct GemmTask<'t> {
-    pub(crate) kernel: crate::dispatch::PartFn,
+    pub(crate) kernel: PartFn,
     pub(crate) part: Part<'t>,
 }
 
