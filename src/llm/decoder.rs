@@ -49,7 +49,7 @@ impl Embedding {
                 let bytes = &(**owner).as_ref()[start + id * s..start + (id + 1) * s];
                 to_f32(bytes, *dtype, out);
             }
-            Embedding::Random { seed, std, .. } => super::synthetic::fill_row(*seed, *std, id, out),
+            Embedding::Random { seed, std, .. } => super::seeded::fill_row(*seed, *std, id, out),
         }
     }
 }

@@ -26,6 +26,7 @@ pub mod model;
 pub mod pick;
 pub mod prompts;
 pub mod qwen2;
+pub mod seeded;
 pub mod synthetic;
 pub mod tokenizer;
 

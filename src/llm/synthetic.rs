@@ -7,6 +7,8 @@
 
 use super::config::{DecoderSpec, RopeScaling, RopeSpec};
 use super::decoder::{Embedding, RowFn, Source};
+pub use super::seeded::fill_row;
+use super::seeded::mix;
 use super::{Error, Result};
 
 /// Llama-3.2-1B's shape (its config.json: 16 layers, hidden 2048, 32 heads over 8 KV heads,
@@ -102,32 +104,8 @@ pub fn shrunk(base: &DecoderSpec, ratio: usize) -> DecoderSpec {
     DecoderSpec { hidden, intermediate: inter, heads, kv_heads, layers, ..base.clone() }
 }
 
-/// splitmix64: one step.
-#[inline]
-fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
 fn name_seed(seed: u64, name: &str) -> u64 {
     name.bytes().fold(mix(seed), |h, b| mix(h ^ b as u64))
-}
-
-/// Row `row` of the matrix with seed `seed`: uniform values with standard deviation `std`.
-pub fn fill_row(seed: u64, std: f32, row: usize, out: &mut [f32]) {
-    let half_width = std * 3f32.sqrt();
-    let mut state = mix(seed ^ mix(row as u64));
-    for pair in out.chunks_mut(2) {
-        state = mix(state);
-        for (i, o) in pair.iter_mut().enumerate() {
-            let bits = (state >> (32 * i)) as u32;
-            // 24 bits → [0, 1) exactly, then to [-w, w).
-            let u = (bits >> 8) as f32 * (1.0 / 16_777_216.0);
-            *o = (2.0 * u - 1.0) * half_width;
-        }
-    }
 }
 
 /// Weights made from a seed.
