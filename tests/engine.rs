@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use reseam::marian::search::{Decoder, SearchOptions};
+use reseam::marian::search::{GreedySearch, SearchOptions};
 use reseam::marian::transformer::WeightFormat;
 use reseam::marian::{Model, ModelError, ModelFiles, VocabFiles, find, marian_from_bytes};
 use reseam_kernels::{Arithmetic, Kernels};
@@ -50,7 +50,7 @@ fn vocab_gives_the_reference_ids() {
 #[test]
 fn float_scores_match_marian_within_1e4() {
     let m = Model::load(&files("model.esen.float32.bin", false), false).unwrap();
-    let mut dec = Decoder::new(&m, kernels(), Arithmetic::Exact, false);
+    let mut dec = GreedySearch::new(&m, kernels(), Arithmetic::Exact, false);
     let (src, trg, refs) = (ids("heldout.es.ids"), ids("heldout.en.ids"), lines("heldout.marian-float32.ref-scores"));
     assert_eq!((src.len(), trg.len(), refs.len()), (300, 300, 300));
     let pairs: Vec<(&[u32], &[u32])> = src.iter().zip(&trg).map(|(s, t)| (s.as_slice(), t.as_slice())).collect();
@@ -90,7 +90,7 @@ fn a_sentence_translates_the_same_alone_and_in_a_batch_of_64() {
     for shortlist in [false, true] {
         for arith in [Arithmetic::Saturating, Arithmetic::Exact] {
             let opts = SearchOptions { shortlist, ..Default::default() };
-            let mut dec = Decoder::new(&m, kernels(), arith, false);
+            let mut dec = GreedySearch::new(&m, kernels(), arith, false);
             let together = dec.translate(&batch, &opts).unwrap();
             for probe in [0, 37, 63] {
                 let alone = dec.translate(&batch[probe..probe + 1], &opts).unwrap();
@@ -266,13 +266,13 @@ fn npz_and_int8_without_multipliers() {
     let opts = SearchOptions::default();
 
     let float = Model::load(&files("model.esen.float32.bin", false), false).unwrap();
-    let want = Decoder::new(&float, kernels(), Arithmetic::Exact, false).translate(&src, &opts).unwrap();
+    let want = GreedySearch::new(&float, kernels(), Arithmetic::Exact, false).translate(&src, &opts).unwrap();
     let bytes = std::fs::read(esen().join("model.esen.float32.bin")).unwrap();
     let items = reseam::marian::binary::parse(&bytes).unwrap();
     std::fs::write(dir.path().join("model.esen.npz"), reseam::marian::npz::write(&items)).unwrap();
     let npz = Model::load(&find(dir.path(), "es", "en", None).unwrap(), false).unwrap();
     assert_eq!(npz.marian.format, WeightFormat::Float32);
-    let got = Decoder::new(&npz, kernels(), Arithmetic::Exact, false).translate(&src, &opts).unwrap();
+    let got = GreedySearch::new(&npz, kernels(), Arithmetic::Exact, false).translate(&src, &opts).unwrap();
     assert_eq!(got, want);
 
     let bytes = std::fs::read(esen().join("model.esen.intgemm.alphas.bin")).unwrap();
@@ -286,7 +286,7 @@ fn npz_and_int8_without_multipliers() {
     assert!(f.model.ends_with("model.esen.intgemm8.bin"), "int8 is preferred over float: {f:?}");
     let dynamic = Model::load(&f, false).unwrap();
     assert_eq!(dynamic.marian.format, WeightFormat::Int8Dynamic);
-    let mut dec = Decoder::new(&dynamic, kernels(), Arithmetic::Exact, false);
+    let mut dec = GreedySearch::new(&dynamic, kernels(), Arithmetic::Exact, false);
     let together = dec.translate(&src, &opts).unwrap();
     for (i, s) in src.iter().enumerate() {
         let alone = dec.translate(std::slice::from_ref(s), &opts).unwrap();
@@ -347,8 +347,8 @@ fn a_packed_model_translates_bit_for_bit_like_its_files() {
         let plain = Model::load(&f, shortlist).unwrap();
         for arith in [Arithmetic::Saturating, Arithmetic::Exact] {
             let search = SearchOptions { shortlist, ..Default::default() };
-            let a = Decoder::new(&plain, kernels(), arith, false).translate(&src, &search).unwrap();
-            let b = Decoder::new(&packed, kernels(), arith, false).translate(&src, &search).unwrap();
+            let a = GreedySearch::new(&plain, kernels(), arith, false).translate(&src, &search).unwrap();
+            let b = GreedySearch::new(&packed, kernels(), arith, false).translate(&src, &search).unwrap();
             let differ = (0..300).filter(|&i| a[i] != b[i]).count();
             assert_eq!(differ, 0, "{differ} of 300 lines differ ({arith:?}, shortlist {shortlist})");
         }

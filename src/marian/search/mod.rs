@@ -205,8 +205,9 @@ pub fn step(rt: &Runtime, model: &Model, buf: &mut Buffers, slots: &mut [Slot]) 
     Ok(())
 }
 
-/// The greedy decoder for one model.
-pub struct Decoder<'m> {
+/// Greedy search with one model over a batch of sentences, and forced scoring (the engine steps
+/// [`Slot`]s itself); not the transformer's decoder (that is `transformer::decoder`).
+pub struct GreedySearch<'m> {
     model: &'m Model,
     rt: Runtime<'m>,
     buf: Buffers,
@@ -226,9 +227,9 @@ pub fn chunks(ids: &[u32], max_break: usize) -> Vec<&[u32]> {
     if ids.is_empty() { vec![ids] } else { ids.chunks(size).collect() }
 }
 
-impl<'m> Decoder<'m> {
-    pub fn new(model: &'m Model, kernels: &'m Kernels, arith: Arithmetic, debug: bool) -> Decoder<'m> {
-        Decoder::with_buffers(model, kernels, arith, debug, Buffers::default())
+impl<'m> GreedySearch<'m> {
+    pub fn new(model: &'m Model, kernels: &'m Kernels, arith: Arithmetic, debug: bool) -> GreedySearch<'m> {
+        GreedySearch::with_buffers(model, kernels, arith, debug, Buffers::default())
     }
 
     /// A decoder reusing the working memory of an earlier one.
@@ -238,8 +239,8 @@ impl<'m> Decoder<'m> {
         arith: Arithmetic,
         debug: bool,
         buf: Buffers,
-    ) -> Decoder<'m> {
-        Decoder { model, rt: Runtime::new(kernels, arith, debug), buf }
+    ) -> GreedySearch<'m> {
+        GreedySearch { model, rt: Runtime::new(kernels, arith, debug), buf }
     }
 
     /// Gives the working memory back for the next decoder.
