@@ -6,7 +6,6 @@ use std::sync::OnceLock;
 #[derive(Clone, Debug)]
 pub(crate) struct Caps {
     /// The vendor string is "AuthenticAMD" (MKL takes its Zen code paths there).
-    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub amd: bool,
     pub avx2: bool,
     pub avx512bw: bool,
