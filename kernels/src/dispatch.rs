@@ -66,6 +66,8 @@ type SiluMulFn = unsafe fn(&[f32], &[f32], &mut [f32]);
 type AbsmaxFn = unsafe fn(&[f32]) -> f32;
 type ExpSum8Fn = unsafe fn(&[f32]) -> (f32, f32);
 type RowFn = unsafe fn(&mut [f32]);
+/// Rows of the given length in one buffer.
+type RowsFn = unsafe fn(&mut [f32], usize);
 type AddNormFn = unsafe fn(&mut [f32], &[f32], &[f32], &[f32], &mut Vec<f32>);
 type ChainFn = unsafe fn(&[f32], usize, &[f32], usize, usize, usize, usize, &mut [f32], usize);
 type OneRowFn = unsafe fn(&[f32], &[f32], usize, usize, &mut [f32]);
@@ -99,9 +101,9 @@ pub struct Kernels {
     absmax: AbsmaxFn,
     /// Marian's log-softmax reductions ([`crate::cephes::max_and_exp_sum8`]).
     exp_sum8: ExpSum8Fn,
-    /// Marian's softmax of a row ([`crate::softmax::softmax`]), the `expf` it uses over a slice,
-    /// and which body that `expf` is (for tests and reports).
-    softmax: (RowFn, RowFn, &'static str),
+    /// Marian's softmax of rows ([`crate::softmax::softmax_rows`]), the `expf` it uses over a
+    /// slice, and which body that `expf` is (for tests and reports).
+    softmax: (RowsFn, RowFn, &'static str),
     /// Marian's residual add and layer norm ([`crate::norm::add_layer_norm`]).
     norm: AddNormFn,
     /// Marian's attention products over several query rows ([`scalar::chain_products`]).
@@ -141,7 +143,7 @@ impl IsaError {
 }
 
 /// The specification's softmax, with libm's `expf`.
-const SOFTMAX_LIBM: (RowFn, RowFn, &str) =
+const SOFTMAX_LIBM: (RowsFn, RowFn, &str) =
     (crate::softmax::softmax_scalar, crate::softmax::expf_libm, "libm expf, one value at a time");
 
 const REFERENCE_EXACT: Path =
@@ -396,7 +398,7 @@ fn table(isa: Isa) -> Result<Kernels, String> {
             // glibc's expf on vector lanes where this process's libm is that expf.
             use crate::softmax::{expf_ymm, expf_zmm, softmax_ymm, softmax_zmm};
             let glibc = crate::expf::matches_libm();
-            let softmax: (RowFn, RowFn, &'static str) = match isa {
+            let softmax: (RowsFn, RowFn, &'static str) = match isa {
                 Isa::Avx2 | Isa::AvxVnni if glibc => (softmax_ymm::<true>, expf_ymm, "glibc expf on 8 lanes (ymm)"),
                 Isa::Avx2 | Isa::AvxVnni => (softmax_ymm::<false>, SOFTMAX_LIBM.1, SOFTMAX_LIBM.2),
                 _ if glibc => (softmax_zmm::<true>, expf_zmm, "glibc expf on 16 lanes (zmm)"),

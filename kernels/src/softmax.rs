@@ -28,33 +28,75 @@ pub fn lanes_for(n: usize) -> usize {
 
 /// In-place softmax of one row: the specification (libm's `expf` on the scalar path).
 pub fn softmax(row: &mut [f32]) {
-    body(row, f32::exp, false);
+    if !row.is_empty() {
+        body(row, running_max(row), f32::exp, false);
+    }
 }
 
-/// The passes of [`softmax`] with the scalar path's exponential `exp1`.
-///
-/// The maximum runs in 16 lanes of `m < v ? v : m` from the first value and then over the lanes
-/// in order; Marian's one running maximum gives the same value: a NaN first value stays (every
-/// comparison with it is false), later NaNs are skipped, and of equal values only zeros have
-/// two encodings, whose difference no later step sees (`x − ±0` is `x` for `x ≠ 0`, and both
-/// exponentials give 1 for ±0).
-#[inline(always)]
-fn body(row: &mut [f32], exp1: impl Fn(f32) -> f32, pad1: bool) {
-    let Some(&first) = row.first() else { return };
-    let mut lanes = [first; 16];
-    let chunks = row.chunks_exact(16);
-    let tail = chunks.remainder();
-    for c in chunks {
-        for (m, &v) in lanes.iter_mut().zip(c) {
-            *m = if *m < v { v } else { *m };
+/// In-place softmax of every row of `n` values in `buf`: [`softmax`] on each row, the
+/// specification of [`Kernels::marian_softmax_rows`](crate::Kernels::marian_softmax_rows).
+pub fn softmax_rows(buf: &mut [f32], n: usize) {
+    if n > 0 {
+        for row in buf.chunks_exact_mut(n) {
+            softmax(row);
         }
     }
-    let mut max = first;
-    for &v in lanes.iter().chain(tail) {
+}
+
+/// Marian's running maximum of a row: `max = first; if max < v { max = v }` over the row (the
+/// specification's).
+#[inline(always)]
+fn running_max(row: &[f32]) -> f32 {
+    let mut max = row[0];
+    for &v in row {
         if max < v {
             max = v;
         }
     }
+    max
+}
+
+/// [`running_max`] without its chain of dependent comparisons: 16 lanes of `m < v ? v : m` from
+/// the first value (the last values in a block padded with it), then the lanes halved. The value
+/// is the same: a NaN first value stays in every lane and comes out (every comparison with it is
+/// false); otherwise no lane is NaN (a lane takes only values it is below), later NaNs are
+/// skipped, so each lane is the maximum of its values and any order of the halving gives the
+/// largest; of equal values only zeros have two encodings, whose difference no later step sees
+/// (`x − ±0` is `x` for `x ≠ 0`, and both exponentials give 1 for ±0). The padding changes no
+/// lane (every lane is at least the first value).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn row_max(row: &[f32]) -> f32 {
+    let first = row[0];
+    let mut lanes = [first; 16];
+    let fold = |lanes: &mut [f32; 16], c: &[f32]| {
+        for (m, &v) in lanes.iter_mut().zip(c) {
+            *m = if *m < v { v } else { *m };
+        }
+    };
+    let chunks = row.chunks_exact(16);
+    let mut last = [first; 16];
+    for (l, &v) in last.iter_mut().zip(chunks.remainder()) {
+        *l = v;
+    }
+    for c in chunks {
+        fold(&mut lanes, c);
+    }
+    fold(&mut lanes, &last);
+    let mut h = 8;
+    while h > 0 {
+        for i in 0..h {
+            lanes[i] = if lanes[i] < lanes[i + h] { lanes[i + h] } else { lanes[i] };
+        }
+        h /= 2;
+    }
+    lanes[0]
+}
+
+/// The passes of [`softmax`] with the scalar path's exponential `exp1`, after the maximum
+/// `max`.
+#[inline(always)]
+fn body(row: &mut [f32], max: f32, exp1: impl Fn(f32) -> f32, pad1: bool) {
     let width = lanes_for(row.len());
     if width == 1 {
         exp_pass(row, max, exp1, pad1);
@@ -78,6 +120,86 @@ fn body(row: &mut [f32], exp1: impl Fn(f32) -> f32, pad1: bool) {
     for v in row.iter_mut() {
         *v /= sum;
     }
+}
+
+/// [`softmax_rows`] with the rows side by side: the maximum of each row, then the exponentials
+/// of the whole buffer in one pass (`exp(x − max)` of each value, as [`body`] computes it), then
+/// the sums of up to [`SIDE`] rows at once, each row's lane sums a chain of its own in Marian's
+/// order (a row of the decoder's attention has 1 lane, one dependent add per value: several rows
+/// side by side keep the adder busy), then the divisions.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn rows_body(buf: &mut [f32], n: usize, exp1: impl Fn(f32) -> f32, pad1: bool) {
+    for row in buf.chunks_exact_mut(n) {
+        let max = row_max(row);
+        for v in row.iter_mut() {
+            *v -= max;
+        }
+    }
+    let width = lanes_for(n);
+    if width == 1 {
+        exp_pass(buf, 0.0, exp1, pad1);
+    } else {
+        exp_pass(buf, 0.0, exp_ps, true);
+    }
+    let mut groups = buf.chunks_exact_mut(SIDE * n);
+    for g in &mut groups {
+        side_by_side::<SIDE>(g, n, width);
+    }
+    for row in groups.into_remainder().chunks_exact_mut(n) {
+        side_by_side::<1>(row, n, width);
+    }
+}
+
+/// How many rows [`rows_body`] sums side by side (the heads of a query in the tiny and base
+/// models).
+#[cfg(target_arch = "x86_64")]
+const SIDE: usize = 8;
+
+/// The sums and divisions of `G` rows of `n` exponentials, each row in Marian's lane order.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn side_by_side<const G: usize>(g: &mut [f32], n: usize, width: usize) {
+    let rows: [&[f32]; G] = std::array::from_fn(|r| &g[r * n..][..n]);
+    let sums: [f32; G] = match width {
+        8 => lane_sums_side::<G, 8>(&rows, n),
+        4 => lane_sums_side::<G, 4>(&rows, n),
+        _ => {
+            let mut acc = [0f32; G];
+            for j in 0..n {
+                for (a, row) in acc.iter_mut().zip(&rows) {
+                    *a += row[j];
+                }
+            }
+            acc.map(|a| 0f32 + a)
+        }
+    };
+    for (row, sum) in g.chunks_exact_mut(n).zip(sums) {
+        for v in row.iter_mut() {
+            *v /= sum;
+        }
+    }
+}
+
+/// For each of `G` rows, [`lane_sums`] in `W` lanes then the lanes added left to right from 0.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn lane_sums_side<const G: usize, const W: usize>(rows: &[&[f32]; G], n: usize) -> [f32; G] {
+    let mut acc = [[0f32; W]; G];
+    for i in (0..n).step_by(W) {
+        for (a, row) in acc.iter_mut().zip(rows) {
+            for (a, &e) in a.iter_mut().zip(&row[i..i + W]) {
+                *a += e;
+            }
+        }
+    }
+    acc.map(|a| {
+        let mut sum = 0f32;
+        for l in a {
+            sum += l;
+        }
+        sum
+    })
 }
 
 /// `v = exp(v − max)` over the row, 16 values at a time; with `pad`, the last few in a padded
@@ -118,23 +240,31 @@ fn lane_sums<const W: usize>(row: &[f32], acc: &mut [f32; 8]) {
     acc[..W].copy_from_slice(&a);
 }
 
-/// Rows shorter than this run the specification as compiled for the baseline: a padded block
+/// Rows (all the rows of a call, side by side) shorter than this run the specification as compiled for the baseline: a padded block
 /// of 16 vector exponentials cost more than 7 calls to libm (AMX Xeon, rows of 7: 52 against
 /// 42 ns in ymm code), and calls to libm from the vector code cost more than from the baseline
 /// (68 ns in zmm code).
 #[cfg(target_arch = "x86_64")]
 const SHORT: usize = 8;
 
-/// [`softmax`] compiled for AVX2 and FMA; with `GLIBC`, glibc's `expf` on 8 lanes in place of
-/// libm's.
+/// [`softmax_rows`] compiled for AVX2 and FMA; with `GLIBC`, glibc's `expf` on 8 lanes in place
+/// of libm's.
 ///
 /// # Safety
-/// The CPU has AVX2 and FMA.
+/// The CPU has AVX2 and FMA; `n > 0` divides `buf.len()`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-pub(crate) unsafe fn softmax_ymm<const GLIBC: bool>(row: &mut [f32]) {
+pub(crate) unsafe fn softmax_ymm<const GLIBC: bool>(buf: &mut [f32], n: usize) {
     // SAFETY: the CPU has AVX2 and FMA (this function's contract).
-    unsafe { if row.len() < SHORT { softmax(row) } else { ymm_body::<GLIBC>(row) } }
+    unsafe {
+        if buf.len() < SHORT {
+            softmax_rows(buf, n)
+        } else if buf.len() == n {
+            ymm_body::<GLIBC>(buf)
+        } else {
+            ymm_rows::<GLIBC>(buf, n)
+        }
+    }
 }
 
 /// [`body`] in ymm code with glibc's `expf` on vector lanes (`LANES`) or libm's; a function of
@@ -147,7 +277,19 @@ pub(crate) unsafe fn softmax_ymm<const GLIBC: bool>(row: &mut [f32]) {
 #[target_feature(enable = "avx2,fma")]
 #[inline(never)]
 unsafe fn ymm_body<const LANES: bool>(row: &mut [f32]) {
-    if LANES { body(row, crate::expf::lane, true) } else { body(row, f32::exp, false) }
+    let max = row_max(row);
+    if LANES { body(row, max, crate::expf::lane, true) } else { body(row, max, f32::exp, false) }
+}
+
+/// [`rows_body`] in ymm code, as [`ymm_body`].
+///
+/// # Safety
+/// The CPU has AVX2 and FMA; `n > 0`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+#[inline(never)]
+unsafe fn ymm_rows<const LANES: bool>(buf: &mut [f32], n: usize) {
+    if LANES { rows_body(buf, n, crate::expf::lane, true) } else { rows_body(buf, n, f32::exp, false) }
 }
 
 /// As [`ymm_body`] in zmm code.
@@ -158,21 +300,38 @@ unsafe fn ymm_body<const LANES: bool>(row: &mut [f32]) {
 #[target_feature(enable = "avx512f,avx2,fma")]
 #[inline(never)]
 unsafe fn zmm_body<const LANES: bool>(row: &mut [f32]) {
-    if LANES { body(row, crate::expf::lane, true) } else { body(row, f32::exp, false) }
+    let max = row_max(row);
+    if LANES { body(row, max, crate::expf::lane, true) } else { body(row, max, f32::exp, false) }
 }
 
-/// [`softmax`] compiled for AVX-512; with `GLIBC`, glibc's `expf` on 16 lanes in place of libm's.
+/// As [`ymm_rows`] in zmm code.
 ///
 /// # Safety
-/// The CPU has AVX-512F, AVX2 and FMA.
+/// The CPU has AVX-512F, AVX2 and FMA; `n > 0`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx2,fma")]
-pub(crate) unsafe fn softmax_zmm<const GLIBC: bool>(row: &mut [f32]) {
-    if row.len() < SHORT {
-        softmax(row);
-    } else {
-        // SAFETY: the CPU has AVX-512F, AVX2 and FMA (this function's contract).
-        unsafe { zmm_body::<GLIBC>(row) }
+#[inline(never)]
+unsafe fn zmm_rows<const LANES: bool>(buf: &mut [f32], n: usize) {
+    if LANES { rows_body(buf, n, crate::expf::lane, true) } else { rows_body(buf, n, f32::exp, false) }
+}
+
+/// [`softmax_rows`] compiled for AVX-512; with `GLIBC`, glibc's `expf` on 16 lanes in place of
+/// libm's.
+///
+/// # Safety
+/// The CPU has AVX-512F, AVX2 and FMA; `n > 0` divides `buf.len()`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2,fma")]
+pub(crate) unsafe fn softmax_zmm<const GLIBC: bool>(buf: &mut [f32], n: usize) {
+    // SAFETY: the CPU has AVX-512F, AVX2 and FMA (this function's contract).
+    unsafe {
+        if buf.len() < SHORT {
+            softmax_rows(buf, n)
+        } else if buf.len() == n {
+            zmm_body::<GLIBC>(buf)
+        } else {
+            zmm_rows::<GLIBC>(buf, n)
+        }
     }
 }
 
@@ -197,8 +356,8 @@ pub(crate) unsafe fn expf_zmm(x: &mut [f32]) {
 }
 
 /// The specification as a table entry.
-pub(crate) unsafe fn softmax_scalar(row: &mut [f32]) {
-    softmax(row);
+pub(crate) unsafe fn softmax_scalar(buf: &mut [f32], n: usize) {
+    softmax_rows(buf, n);
 }
 
 /// libm's `expf` over a slice, in place (the reference's exponential, and any table's where

@@ -139,6 +139,37 @@ fn marian_softmax_equals_reference() {
     }
 }
 
+/// Marian's softmax of several rows in one call on every table equals the specification on each
+/// row alone: 1 to 19 rows (groups of 8 side by side and the rows past them), each lane count,
+/// rows whose lengths make the whole call shorter or longer than a vector, special values in
+/// some rows only (a NaN or −∞ row beside ordinary ones must not leak into them).
+#[test]
+fn marian_softmax_rows_equals_each_row_alone() {
+    let mut r = Rng(29);
+    for n in (1..=41).chain([64, 100, 129]) {
+        for rows in [1, 2, 3, 7, 8, 9, 16, 19] {
+            let mut x: Vec<f32> = (0..rows * n).map(|_| r.f32_in(-20.0, 20.0)).collect();
+            if rows > 2 {
+                x[n] = f32::NAN;
+                x[2 * n + n / 2] = f32::NEG_INFINITY;
+                x[(rows - 1) * n] = f32::INFINITY;
+            }
+            let mut want = x.clone();
+            for row in want.chunks_exact_mut(n) {
+                reseam_kernels::softmax::softmax(row);
+            }
+            let mut spec = x.clone();
+            reseam_kernels::softmax::softmax_rows(&mut spec, n);
+            assert_eq!(fbits(&spec), fbits(&want), "specification, {rows} rows of {n}");
+            for k in Kernels::candidates() {
+                let mut got = x.clone();
+                k.marian_softmax_rows(&mut got, n);
+                assert_eq!(fbits(&got), fbits(&want), "{} ({}): {rows} rows of {n}", k.name(), k.expf_body());
+            }
+        }
+    }
+}
+
 /// The residual add and layer norm on every table equal the specification bit for bit: the
 /// model widths, odd widths (gcc's 4-wide and scalar epilogue), several rows, large offsets.
 #[test]

@@ -92,8 +92,20 @@ impl Kernels {
     /// Marian's softmax of one row in place (see [`crate::softmax::softmax`]).
     #[inline]
     pub fn marian_softmax(&self, row: &mut [f32]) {
-        // SAFETY: the table was built for an ISA this CPU runs; the function takes any length.
-        unsafe { (self.softmax.0)(row) }
+        if !row.is_empty() {
+            // SAFETY: the table was built for an ISA this CPU runs; one row of its whole length.
+            unsafe { (self.softmax.0)(row, row.len()) }
+        }
+    }
+
+    /// Marian's softmax of every row of `n` values in `buf`, in place: the rows are independent,
+    /// so the vector forms compute several side by side, each in its own order (see
+    /// [`crate::softmax::softmax_rows`]).
+    #[inline]
+    pub fn marian_softmax_rows(&self, buf: &mut [f32], n: usize) {
+        assert!(n > 0 && buf.len().is_multiple_of(n), "marian_softmax_rows: {} values in rows of {n}", buf.len());
+        // SAFETY: the table was built for an ISA this CPU runs; `n > 0` divides the length.
+        unsafe { (self.softmax.0)(buf, n) }
     }
 
     /// `x[i] = expf(x[i])` with the `expf` of [`Kernels::marian_softmax`]'s scalar path: libm's,

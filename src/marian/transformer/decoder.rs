@@ -117,30 +117,30 @@ impl Marian {
             let attention = crate::profile::time(crate::profile::Kind::Attention);
             let last = l + 1 == self.dec.len();
             for (r, st) in states.iter_mut().enumerate() {
-                for h in 0..heads {
-                    let enc = &st.state().enc;
-                    let kv = &enc.kv[l];
-                    attend(
-                        rt.kernels,
-                        View { data: &q[r * d..(r + 1) * d], stride: d, col: h * dk },
-                        1,
-                        View { data: kv, stride: 2 * d, col: h * dk },
-                        Some(View { data: &enc.keys_t[l][h * dk * enc.len..], stride: enc.len, col: 0 }),
-                        View { data: kv, stride: 2 * d, col: d + h * dk },
-                        enc.len,
-                        dk,
-                        scale,
-                        &mut ws.scores,
-                        &mut ctx[r * d..(r + 1) * d],
-                        d,
-                        h * dk,
-                    );
-                    if last && h == 0 {
-                        // One query row: the softmax weights are the first `len` scores.
-                        let n = enc.len;
-                        if let Some(row) = st.alignment() {
-                            row.extend_from_slice(&ws.scores[..n]);
-                        }
+                let enc = &st.state().enc;
+                let kv = &enc.kv[l];
+                // Every head of the query at once: their softmaxes run side by side.
+                attend(
+                    rt.kernels,
+                    heads,
+                    View { data: &q[r * d..(r + 1) * d], stride: d, col: 0 },
+                    1,
+                    View { data: kv, stride: 2 * d, col: 0 },
+                    Some(View { data: &enc.keys_t[l], stride: enc.len, col: 0 }),
+                    View { data: kv, stride: 2 * d, col: d },
+                    enc.len,
+                    dk,
+                    scale,
+                    &mut ws.scores,
+                    &mut ctx[r * d..(r + 1) * d],
+                    d,
+                    0,
+                );
+                if last {
+                    // One query row: the first head's softmax weights are the first `len` scores.
+                    let n = enc.len;
+                    if let Some(row) = st.alignment() {
+                        row.extend_from_slice(&ws.scores[..n]);
                     }
                 }
             }

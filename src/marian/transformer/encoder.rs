@@ -58,24 +58,24 @@ impl Marian {
             for g in &groups {
                 let len = g.len();
                 let base = &qkv[g.start * 3 * d..g.end * 3 * d];
-                for h in 0..heads {
-                    let view = |col| View { data: base, stride: 3 * d, col };
-                    attend(
-                        rt.kernels,
-                        view(h * dk),
-                        len,
-                        view(d + h * dk),
-                        None,
-                        view(2 * d + h * dk),
-                        len,
-                        dk,
-                        scale,
-                        &mut ws.scores,
-                        &mut ctx[g.start * d..g.end * d],
-                        d,
-                        h * dk,
-                    );
-                }
+                let view = |col| View { data: base, stride: 3 * d, col };
+                // Every head of the sentence at once: their softmaxes run side by side.
+                attend(
+                    rt.kernels,
+                    heads,
+                    view(0),
+                    len,
+                    view(d),
+                    None,
+                    view(2 * d),
+                    len,
+                    dk,
+                    scale,
+                    &mut ws.scores,
+                    &mut ctx[g.start * d..g.end * d],
+                    d,
+                    0,
+                );
             }
             drop(attention);
             let o = grow(&mut ws.z, rows * d);

@@ -260,15 +260,20 @@ fn wv_one_row(w: &[f32], v: impl Fn(usize) -> f32) -> f32 {
     c
 }
 
-/// Attention of `m` query rows over `n` keys of one head of size `dk`; writes `m` rows of `dk`
-/// values at `out[row * out_stride + out_col ..]`. `scratch` is working memory.
+/// Attention of `m` query rows over `n` keys in each of `heads` heads of size `dk`: head `h`
+/// reads its queries, keys and values at column `col + h·dk` of its view (its transposed keys
+/// from row `h·dk` of `keys_t`) and writes `m` rows of `dk` values at `out[row · out_stride +
+/// out_col + h·dk ..]`. `scratch` is working memory; afterwards its first `m · n` values are the
+/// first head's softmax weights.
 ///
 /// Each output element gets the operations [`attend_reference`] gives it, in the same order;
 /// only the grouping into vector instructions differs: the encoder's plain chains run across
-/// keys (over a transposed copy of the keys), the value sums across the head's dimensions.
+/// keys (over a transposed copy of the keys), the value sums across the head's dimensions, the
+/// softmax of every row of every head side by side.
 #[allow(clippy::too_many_arguments)]
 pub fn attend(
     kern: &Kernels,
+    heads: usize,
     q: View,
     m: usize,
     k: View,
@@ -282,7 +287,7 @@ pub fn attend(
     out_stride: usize,
     out_col: usize,
 ) {
-    attend_with(kern, Mkl::current(), q, m, k, keys_t, v, n, dk, scale, scratch, out, out_stride, out_col);
+    attend_with(kern, Mkl::current(), heads, q, m, k, keys_t, v, n, dk, scale, scratch, out, out_stride, out_col);
 }
 
 /// [`attend`] in the orders of `mkl`.
@@ -290,6 +295,7 @@ pub fn attend(
 pub fn attend_with(
     kern: &Kernels,
     mkl: Mkl,
+    heads: usize,
     q: View,
     m: usize,
     k: View,
@@ -303,15 +309,49 @@ pub fn attend_with(
     out_stride: usize,
     out_col: usize,
 ) {
+    if m == 0 || n == 0 || heads == 0 {
+        return;
+    }
     let zen = mkl == Mkl::Zen;
     let chains = if zen { zen_chains(m, n) } else { m > 1 && n >= 4 };
+    let size = m * n;
+    scratch.clear();
+    scratch.resize(heads * size + if chains { dk * n } else { 0 }, 0.0);
+    let (scores, kt) = scratch.split_at_mut(heads * size);
+    for (h, hs) in scores.chunks_exact_mut(size).enumerate() {
+        let col = |x: View<'_>| x.col + h * dk;
+        let (q, k) = (View { col: col(q), ..q }, View { col: col(k), ..k });
+        let keys_t = keys_t.map(|t| View { data: &t.data[h * dk * t.stride..], ..t });
+        head_scores(kern, zen, chains, q, m, k, keys_t, n, dk, scale, hs, kt);
+    }
+    kern.marian_softmax_rows(scores, n);
+    for (h, w) in scores.chunks_exact(size).enumerate() {
+        let v = View { col: v.col + h * dk, ..v };
+        head_values(kern, zen, w, m, v, n, dk, out, out_stride, out_col + h * dk);
+    }
+}
+
+/// The scores of one head, `scale · Q·Kᵀ` (`m` rows of `n`), before the softmax; `kt` is working
+/// memory for the plain chains.
+#[allow(clippy::too_many_arguments)]
+fn head_scores(
+    kern: &Kernels,
+    zen: bool,
+    chains: bool,
+    q: View,
+    m: usize,
+    k: View,
+    keys_t: Option<View>,
+    n: usize,
+    dk: usize,
+    scale: f32,
+    scores: &mut [f32],
+    kt: &mut [f32],
+) {
     // One query row over transposed keys: the carry sums (Zen: the 4-lane sums) of all keys
     // whose block of 4 is full run side by side, one vector lane per key ([`one_row_carry`],
     // Zen: [`qk_zen`], for each).
     let carried = if m == 1 && keys_t.is_some() { n / 4 * 4 } else { 0 };
-    scratch.clear();
-    scratch.resize(m * n + if chains { dk * n } else { 0 }, 0.0);
-    let (scores, kt) = scratch.split_at_mut(m * n);
     let f = |acc: &mut [f32], a: &[f32], b: &[f32]| kern.fma_vv(acc, a, b);
     if chains {
         for j in 0..n {
@@ -327,43 +367,56 @@ pub fn attend_with(
                 *s *= scale;
             }
         }
+        return;
     }
-    for i in 0..m {
+    for (i, row) in scores.chunks_exact_mut(n).enumerate() {
         let qi = q.row(i, dk);
-        let row = &mut scores[i * n..(i + 1) * n];
-        if !chains {
-            if let Some(kt) = keys_t
-                && carried > 0
-            {
-                if zen {
-                    kern.zen_carry_scores(qi, &kt.data[kt.col..], kt.stride, carried, row);
-                } else {
-                    kern.carry_scores(qi, &kt.data[kt.col..], kt.stride, carried, row);
-                }
-                for s in &mut row[..carried] {
-                    *s *= scale;
-                }
+        if let Some(kt) = keys_t
+            && carried > 0
+        {
+            if zen {
+                kern.zen_carry_scores(qi, &kt.data[kt.col..], kt.stride, carried, row);
+            } else {
+                kern.carry_scores(qi, &kt.data[kt.col..], kt.stride, carried, row);
             }
-            for (j, s) in row.iter_mut().enumerate().skip(carried) {
-                let kj = k.row(j, dk);
-                *s = if zen { qk_zen(m, n, j, qi, kj, scale) } else { qk(m, n, i, j, qi, kj, &f) * scale };
+            for s in &mut row[..carried] {
+                *s *= scale;
             }
         }
-        kern.marian_softmax(row);
+        for (j, s) in row.iter_mut().enumerate().skip(carried) {
+            let kj = k.row(j, dk);
+            *s = if zen { qk_zen(m, n, j, qi, kj, scale) } else { qk(m, n, i, j, qi, kj, &f) * scale };
+        }
     }
+}
+
+/// `weights·V` of one head: `m` rows of softmax weights `w` over `n` values.
+#[allow(clippy::too_many_arguments)]
+fn head_values(
+    kern: &Kernels,
+    zen: bool,
+    w: &[f32],
+    m: usize,
+    v: View,
+    n: usize,
+    dk: usize,
+    out: &mut [f32],
+    out_stride: usize,
+    out_col: usize,
+) {
     if zen && !zen_fused_values(m) {
         // [`wv_zen_unfused`] for all dimensions at once.
         for i in 0..m {
             let o = &mut out[i * out_stride + out_col..i * out_stride + out_col + dk];
-            kern.zen_row_values(&scores[i * n..(i + 1) * n], &v.data[v.col..], v.stride, dk, o);
+            kern.zen_row_values(&w[i * n..(i + 1) * n], &v.data[v.col..], v.stride, dk, o);
         }
     } else if m == 1 {
         // [`wv_one_row`] for all dimensions at once.
-        kern.one_row_values(&scores[..n], &v.data[v.col..], v.stride, dk, &mut out[out_col..out_col + dk]);
+        kern.one_row_values(&w[..n], &v.data[v.col..], v.stride, dk, &mut out[out_col..out_col + dk]);
     } else {
         // A plain chain over the keys for every row and dimension at once.
         let out = &mut out[out_col..];
-        kern.chain_products(scores, n, &v.data[v.col..], v.stride, m, dk, n, out, out_stride);
+        kern.chain_products(w, n, &v.data[v.col..], v.stride, m, dk, n, out, out_stride);
     }
 }
 

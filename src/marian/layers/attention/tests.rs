@@ -228,9 +228,16 @@ fn mkl_names_parse() {
     assert_eq!(Mkl::Intel.forced(|| Mkl::Zen.forced(Mkl::current)), Mkl::Zen);
 }
 
+/// `x` from `by` columns further.
+fn shifted(x: View, by: usize) -> View {
+    View { col: x.col + by, ..x }
+}
+
 /// Every kernel table this CPU runs gives the specification's bits, in both order sets, on
 /// the shapes that take each path (one query row with and without a tail of keys, 2–3 keys,
-/// several rows over blocks and tails, plain chains) and head sizes with partial chunks.
+/// several rows over blocks and tails, plain chains) and head sizes with partial chunks; one
+/// head, and several heads in one call (their softmaxes side by side: 9 is a group of 8 and one
+/// more), each head equal to the specification run on it alone.
 #[test]
 fn vector_forms_equal_the_specification_bit_for_bit() {
     let mut seed = 0x2545_F491_4F6C_DD1Du64;
@@ -244,25 +251,59 @@ fn vector_forms_equal_the_specification_bit_for_bit() {
     for kern in Kernels::candidates() {
         ran.push(kern.name());
         for (mkl, dk) in [Mkl::Intel, Mkl::Zen].into_iter().flat_map(|o| [32, 48, 64, 20, 1].map(|dk| (o, dk))) {
-            for m in [1, 2, 3, 4, 7, 12, 13] {
+            for (heads, m) in [1, 9].into_iter().flat_map(|h| [1, 2, 3, 4, 7, 12, 13].map(|m| (h, m))) {
                 for n in [1, 2, 3, 4, 5, 8, 9, 11, 12, 13, 16, 17, 31, 40, 129] {
-                    let stride = 3 * dk + 5;
+                    let hd = heads * dk;
+                    let stride = 3 * hd + 5;
                     let data: Vec<f32> = (0..n.max(m) * stride).map(|_| rnd()).collect();
                     let view = |col| View { data: &data, stride, col };
-                    let (qv, kv, vv) = (view(1), view(dk + 2), view(2 * dk + 3));
-                    let (mut want, mut got) = (vec![0f32; m * (dk + 4)], vec![0f32; m * (dk + 4)]);
+                    let (qv, kv, vv) = (view(1), view(hd + 2), view(2 * hd + 3));
+                    let ld = hd + 4;
+                    let (mut want, mut got) = (vec![0f32; m * ld], vec![0f32; m * ld]);
                     let mut scratch = Vec::new();
-                    attend_reference(mkl, qv, m, kv, vv, n, dk, 0.17, &mut scratch, &mut want, dk + 4, 2);
-                    attend_with(&kern, mkl, qv, m, kv, None, vv, n, dk, 0.17, &mut scratch, &mut got, dk + 4, 2);
-                    assert_eq!(bits(&got), bits(&want), "{} {mkl:?}: m={m} n={n} dk={dk}", kern.name());
+                    for h in 0..heads {
+                        let at = |x| shifted(x, h * dk);
+                        attend_reference(
+                            mkl,
+                            at(qv),
+                            m,
+                            at(kv),
+                            at(vv),
+                            n,
+                            dk,
+                            0.17,
+                            &mut scratch,
+                            &mut want,
+                            ld,
+                            2 + h * dk,
+                        );
+                    }
+                    attend_with(&kern, mkl, heads, qv, m, kv, None, vv, n, dk, 0.17, &mut scratch, &mut got, ld, 2);
+                    let what = format!("{} {mkl:?}: heads={heads} m={m} n={n} dk={dk}", kern.name());
+                    assert_eq!(bits(&got), bits(&want), "{what}");
                     // The same over transposed keys (the decoder's cross-attention).
                     let kt: Vec<f32> =
-                        (0..dk).flat_map(|t| (0..n).map(move |j| (t, j))).map(|(t, j)| kv.at(j, t)).collect();
+                        (0..hd).flat_map(|t| (0..n).map(move |j| (t, j))).map(|(t, j)| kv.at(j, t)).collect();
                     let ktv = View { data: &kt, stride: n, col: 0 };
                     got.fill(0.0);
-                    attend_with(&kern, mkl, qv, m, kv, Some(ktv), vv, n, dk, 0.17, &mut scratch, &mut got, dk + 4, 2);
-                    let what = format!("{} {mkl:?}: transposed keys, m={m} n={n} dk={dk}", kern.name());
-                    assert_eq!(bits(&got), bits(&want), "{what}");
+                    attend_with(
+                        &kern,
+                        mkl,
+                        heads,
+                        qv,
+                        m,
+                        kv,
+                        Some(ktv),
+                        vv,
+                        n,
+                        dk,
+                        0.17,
+                        &mut scratch,
+                        &mut got,
+                        ld,
+                        2,
+                    );
+                    assert_eq!(bits(&got), bits(&want), "{what}, transposed keys");
                 }
             }
         }
@@ -284,7 +325,7 @@ fn uniform_keys_average_values() {
         View { data: &v, stride: dk, col: 0 },
     );
     for mkl in [Mkl::Intel, Mkl::Zen] {
-        attend_with(&Kernels::reference(), mkl, qv, 1, kv, None, vv, n, dk, 0.5, &mut scratch, &mut out, dk, 0);
+        attend_with(&Kernels::reference(), mkl, 1, qv, 1, kv, None, vv, n, dk, 0.5, &mut scratch, &mut out, dk, 0);
         for &o in &out {
             assert!((o - 2.0).abs() < 1e-6, "{mkl:?}: {o}");
         }
