@@ -6,11 +6,12 @@
 //! elements `l, l+lanes, ...`, the lane sums are added left to right at the end. The SIMD paths use
 //! the Cephes `exp_ps` polynomial ([`crate::cephes::exp_ps`]), the scalar path libm's `expf`.
 //!
-//! [`softmax`] is the specification. The vector forms run the same code ([`body`], one simple
-//! loop per pass, so each pass vectorizes at the width it is compiled for) with
-//! [`crate::expf::lane`] in place of libm's `expf` where that is the same function
-//! ([`crate::expf::matches_libm`]): the exponentials are independent, so lanes take 16 (8) of
-//! them at once, and only the sums keep Marian's order.
+//! [`softmax`] is the specification, [`softmax_rows`] the same on several rows. The vector forms
+//! run the same passes ([`rows_body`], one simple loop per pass, so each pass vectorizes at the
+//! width it is compiled for) with [`crate::expf::lane`] in place of libm's `expf` where that is
+//! the same function ([`crate::expf::matches_libm`]): the exponentials are independent, so lanes
+//! take 16 (8) of them at once, and only the sums keep Marian's order, each row's its own, so
+//! the sums of several rows run side by side.
 
 use crate::cephes::exp_ps;
 
@@ -28,8 +29,32 @@ pub fn lanes_for(n: usize) -> usize {
 
 /// In-place softmax of one row: the specification (libm's `expf` on the scalar path).
 pub fn softmax(row: &mut [f32]) {
-    if !row.is_empty() {
-        body(row, running_max(row), f32::exp, false);
+    if row.is_empty() {
+        return;
+    }
+    let max = running_max(row);
+    let width = lanes_for(row.len());
+    if width == 1 {
+        exp_pass(row, max, f32::exp, false);
+    } else {
+        exp_pass(row, max, exp_ps, true);
+    }
+    let mut acc = [0f32; 8];
+    match width {
+        8 => lane_sums::<8>(row, &mut acc),
+        4 => lane_sums::<4>(row, &mut acc),
+        _ => {
+            for &e in row.iter() {
+                acc[0] += e;
+            }
+        }
+    }
+    let mut sum = 0f32;
+    for &a in &acc[..width] {
+        sum += a;
+    }
+    for v in row.iter_mut() {
+        *v /= sum;
     }
 }
 
@@ -93,37 +118,8 @@ fn row_max(row: &[f32]) -> f32 {
     lanes[0]
 }
 
-/// The passes of [`softmax`] with the scalar path's exponential `exp1`, after the maximum
-/// `max`.
-#[inline(always)]
-fn body(row: &mut [f32], max: f32, exp1: impl Fn(f32) -> f32, pad1: bool) {
-    let width = lanes_for(row.len());
-    if width == 1 {
-        exp_pass(row, max, exp1, pad1);
-    } else {
-        exp_pass(row, max, exp_ps, true);
-    }
-    let mut acc = [0f32; 8];
-    match width {
-        8 => lane_sums::<8>(row, &mut acc),
-        4 => lane_sums::<4>(row, &mut acc),
-        _ => {
-            for &e in row.iter() {
-                acc[0] += e;
-            }
-        }
-    }
-    let mut sum = 0f32;
-    for &a in &acc[..width] {
-        sum += a;
-    }
-    for v in row.iter_mut() {
-        *v /= sum;
-    }
-}
-
 /// [`softmax_rows`] with the rows side by side: the maximum of each row, then the exponentials
-/// of the whole buffer in one pass (`exp(x − max)` of each value, as [`body`] computes it), then
+/// of the whole buffer in one pass (`exp(x − max)` of each value, as [`softmax`] computes it), then
 /// the sums of up to [`SIDE`] rows at once, each row's lane sums a chain of its own in Marian's
 /// order (a row of the decoder's attention has 1 lane, one dependent add per value: several rows
 /// side by side keep the adder busy), then the divisions.
@@ -240,10 +236,10 @@ fn lane_sums<const W: usize>(row: &[f32], acc: &mut [f32; 8]) {
     acc[..W].copy_from_slice(&a);
 }
 
-/// Rows (all the rows of a call, side by side) shorter than this run the specification as compiled for the baseline: a padded block
-/// of 16 vector exponentials cost more than 7 calls to libm (AMX Xeon, rows of 7: 52 against
-/// 42 ns in ymm code), and calls to libm from the vector code cost more than from the baseline
-/// (68 ns in zmm code).
+/// Calls of fewer values than this (all their rows together) run the specification as compiled
+/// for the baseline: a padded block of 16 vector exponentials cost more than 7 calls to libm
+/// (AMX Xeon, rows of 7: 52 against 42 ns in ymm code), and calls to libm from the vector code
+/// cost more than from the baseline (68 ns in zmm code).
 #[cfg(target_arch = "x86_64")]
 const SHORT: usize = 8;
 
@@ -256,32 +252,12 @@ const SHORT: usize = 8;
 #[target_feature(enable = "avx2,fma")]
 pub(crate) unsafe fn softmax_ymm<const GLIBC: bool>(buf: &mut [f32], n: usize) {
     // SAFETY: the CPU has AVX2 and FMA (this function's contract).
-    unsafe {
-        if buf.len() < SHORT {
-            softmax_rows(buf, n)
-        } else if buf.len() == n {
-            ymm_body::<GLIBC>(buf)
-        } else {
-            ymm_rows::<GLIBC>(buf, n)
-        }
-    }
+    unsafe { if buf.len() < SHORT { softmax_rows(buf, n) } else { ymm_rows::<GLIBC>(buf, n) } }
 }
 
-/// [`body`] in ymm code with glibc's `expf` on vector lanes (`LANES`) or libm's; a function of
-/// its own for each, so that neither slows the other (one function holding both ran the
+/// [`rows_body`] in ymm code with glibc's `expf` on vector lanes (`LANES`) or libm's; a function
+/// of its own for each, so that neither slows the other (one function holding both ran the
 /// 8-lane rows of 64 values at 100 ns instead of 65).
-///
-/// # Safety
-/// The CPU has AVX2 and FMA.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-#[inline(never)]
-unsafe fn ymm_body<const LANES: bool>(row: &mut [f32]) {
-    let max = row_max(row);
-    if LANES { body(row, max, crate::expf::lane, true) } else { body(row, max, f32::exp, false) }
-}
-
-/// [`rows_body`] in ymm code, as [`ymm_body`].
 ///
 /// # Safety
 /// The CPU has AVX2 and FMA; `n > 0`.
@@ -290,18 +266,6 @@ unsafe fn ymm_body<const LANES: bool>(row: &mut [f32]) {
 #[inline(never)]
 unsafe fn ymm_rows<const LANES: bool>(buf: &mut [f32], n: usize) {
     if LANES { rows_body(buf, n, crate::expf::lane, true) } else { rows_body(buf, n, f32::exp, false) }
-}
-
-/// As [`ymm_body`] in zmm code.
-///
-/// # Safety
-/// The CPU has AVX-512F, AVX2 and FMA.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx2,fma")]
-#[inline(never)]
-unsafe fn zmm_body<const LANES: bool>(row: &mut [f32]) {
-    let max = row_max(row);
-    if LANES { body(row, max, crate::expf::lane, true) } else { body(row, max, f32::exp, false) }
 }
 
 /// As [`ymm_rows`] in zmm code.
@@ -324,15 +288,7 @@ unsafe fn zmm_rows<const LANES: bool>(buf: &mut [f32], n: usize) {
 #[target_feature(enable = "avx512f,avx2,fma")]
 pub(crate) unsafe fn softmax_zmm<const GLIBC: bool>(buf: &mut [f32], n: usize) {
     // SAFETY: the CPU has AVX-512F, AVX2 and FMA (this function's contract).
-    unsafe {
-        if buf.len() < SHORT {
-            softmax_rows(buf, n)
-        } else if buf.len() == n {
-            zmm_body::<GLIBC>(buf)
-        } else {
-            zmm_rows::<GLIBC>(buf, n)
-        }
-    }
+    unsafe { if buf.len() < SHORT { softmax_rows(buf, n) } else { zmm_rows::<GLIBC>(buf, n) } }
 }
 
 /// [`crate::expf::in_place`] compiled for AVX2 and FMA.
