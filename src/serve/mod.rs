@@ -247,9 +247,9 @@ async fn serve(
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
-                    // At the cap, the connection idle the longest makes room; None when every
-                    // open one is busy (counted, reported once per interval).
-                    let Some(conn) = conns.admit() else {
+                    // At the cap another makes room (see conns); None when none may (counted,
+                    // reported once per interval).
+                    let Some(conn) = conns.admit(talked(&stream)) else {
                         drop(stream);
                         continue;
                     };
@@ -324,7 +324,7 @@ fn admin_thread(listener: std::net::TcpListener, shared: Arc<Shared>, conns: Arc
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     continue;
                 };
-                if let Some(conn) = conns.admit() {
+                if let Some(conn) = conns.admit(talked(&stream)) {
                     let _ = stream.set_nodelay(true);
                     tokio::spawn(connection(shared.clone(), conns.clone(), conn, stream));
                 }
@@ -332,6 +332,14 @@ fn admin_thread(listener: std::net::TcpListener, shared: Arc<Shared>, conns: Arc
         })
     })?;
     Ok(())
+}
+
+/// Whether bytes of a request have arrived on a connection just accepted (a peek, which does
+/// not wait: the socket does not block). Such a connection is not closed for another before its
+/// request is read.
+fn talked(stream: &tokio::net::TcpStream) -> bool {
+    let mut byte = [std::mem::MaybeUninit::<u8>::uninit(); 1];
+    socket2::SockRef::from(stream).peek(&mut byte).is_ok_and(|n| n > 0)
 }
 
 /// Connections the kernel holds for us to accept: tokio's default of 1,024 is less than a

@@ -1,8 +1,10 @@
 //! A connection flood: 2,000 idle connections held open and each reopened as soon as the server
 //! closes it, for 30 s, against the default cap of 1,024. /health on the admin port answers
-//! within 50 ms at least 99% of the time, /health on the flooded port answers every time (the
-//! cap closes idle connections to let new ones in), translations keep working, and the log holds
-//! at most 10 warnings.
+//! within 50 ms at least 99% of the time; /health on the flooded port answers every time (the
+//! cap closes idle connections to let new ones in, and never one whose request has come before
+//! it is read), as do translations; the log holds at most 10 warnings. On the flooded port a
+//! probe waits in the kernel's accept queue behind the flood's reconnections: within 50 ms for
+//! 92–95% of probes on the 2-vCPU Xeon, which is why the 99% bound is the admin port's.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -72,8 +74,6 @@ fn probe(addr: SocketAddr) -> Option<Duration> {
 }
 
 #[test]
-#[ignore = "issue 49, not reached: on the flooded port a new connection can be closed before its \
-            first request (a probe or a translation now and then goes unanswered); run with --ignored"]
 fn a_flood_of_idle_connections_does_not_lock_out_health_or_translations() {
     let s = Server::esen().args(&["--admin-port", "0"]).start();
     let admin = s.admin_addr();
