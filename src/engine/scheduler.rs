@@ -14,25 +14,35 @@
 //! 5. hands the finished chunks to their requests (a pivoted sentence's second stage is queued
 //!    here).
 //!
+//! On a server (places kept for light requests) a round is kept short, since a request that
+//! arrives waits for the round in progress: heavy requests' chunks are encoded beside the rounds
+//! ([`background`]), at most one chunk is encoded in a round, and while light requests come
+//! heavy slots step a few rows a round, in turns.
+//!
 //! So with enough work it is split by rows: each thread takes a contiguous share of all rows of
 //! all models' step. With too little (after balancing, at most one part has rows: a lone
 //! sentence) the step runs in latency mode instead: on the scheduler's thread, each large
 //! product split by columns over the compute threads (`marian::layers::linear::Products`).
 
-use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::mpsc::{self, RecvTimeoutError, TryRecvError};
 
 use rayon::prelude::*;
 use reseam_kernels::Kernels;
 
-use super::jobs::{Jobs, Owner, Queued, Unit};
+use super::jobs::{Jobs, Owner, Queued};
 use super::registry::Note;
 use super::{EngineError, EngineOptions, Request};
 use crate::marian::Model;
-use crate::marian::search::{self, Buffers, SearchOptions, Slot};
+use crate::marian::search::{self, Buffers, Slot};
 use crate::marian::transformer::Runtime;
 use crate::profile::{self, Kind};
+use lane::Lane;
+
+mod background;
+mod lane;
+
+use background::{Background, Entering};
 
 /// Rows a thread should have before a step is split over threads.
 pub const SPLIT_ROWS_PER_THREAD: usize = 1;
@@ -40,6 +50,15 @@ pub const SPLIT_ROWS_PER_THREAD: usize = 1;
 /// Source pieces encoded per round while sentences are decoding: about the cost of a few decoder
 /// steps, so a burst of new sentences delays the others by little.
 const ENCODE_PIECES_PER_ROUND: usize = 2048;
+
+/// Source pieces encoded per round, at all times, when places are kept for light requests (a
+/// server, which many clients share): one chunk (`max_length_break` − 1 pieces and `</s>`). A
+/// round cannot be cut short, so a light request that arrives waits for the round in progress
+/// to end: measured on a 2-vCPU Xeon under 64 clients of 20,000 CJK characters, rounds encoding
+/// 2,048 pieces took 350–420 ms (3.1 s for the first, when nothing was decoding yet and every
+/// waiting chunk was encoded at once), and the light request's latency followed them; one chunk
+/// per part of a round costs about 30–45 ms there.
+const FAIR_ENCODE_PIECES_PER_ROUND: usize = 128;
 
 /// What encoding one source piece costs, in decoder rows (one sentence's decoder step, output
 /// layer included). Measured with `RESEAM_MT_PROFILE=1` on the fixture's held-out set at
@@ -69,86 +88,10 @@ fn pin(core: usize, notes: fn(Note, &str)) {
     }
 }
 
-/// A model with work: its chunks waiting for the encoder, one queue per request, and how many
-/// of its sentences are live.
-#[derive(Default)]
-struct Lane {
-    /// Requests with chunks waiting, each with the source pieces admitted so far and its waiting
-    /// chunks in order.
-    pending: VecDeque<Waiting>,
-    live: usize,
-}
-
-/// One request's chunks waiting for a model.
-struct Waiting {
-    request: (usize, u64),
-    /// Source pieces of this request admitted to the model so far: its share of the engine.
-    admitted: usize,
-    /// Source pieces of its chunks still waiting.
-    waiting: usize,
-    chunks: VecDeque<Unit>,
-}
-
-impl Waiting {
-    /// A request of at most [`LIGHT_PIECES`] source pieces for this model, which may take the
-    /// places kept from heavy ones.
-    fn light(&self) -> bool {
-        self.admitted + self.waiting <= LIGHT_PIECES
-    }
-}
-
-/// Source pieces of a light request (a few sentences).
-const LIGHT_PIECES: usize = 256;
-
-impl Lane {
-    fn push(&mut self, unit: Unit) {
-        let request = unit.owner.request();
-        let pieces = unit.src.len();
-        match self.pending.iter_mut().find(|w| w.request == request) {
-            Some(w) => {
-                w.waiting += pieces;
-                w.chunks.push_back(unit);
-            }
-            None => self.pending.push_back(Waiting {
-                request,
-                admitted: 0,
-                waiting: pieces,
-                chunks: VecDeque::from([unit]),
-            }),
-        }
-    }
-
-    /// The next chunk in turn: the first chunk of the request that has had the fewest source
-    /// pieces admitted (the first in line of those tied), which then goes to the back of the
-    /// line. Fair queueing by request, on pieces: a one-sentence request that arrives while 64
-    /// requests of 20,000 characters each are being translated takes the next free place,
-    /// instead of waiting its turn behind one chunk of every one of them (or for them to end).
-    /// By request rather than by client address or token: behind a proxy or a shared token
-    /// every request has the same client, and a request is what a client waits for.
-    /// Only light requests' chunks when `heavy` is false. The chunk, and whether its request is
-    /// light.
-    fn pop(&mut self, heavy: bool) -> Option<(Unit, bool)> {
-        let at = (0..self.pending.len())
-            .filter(|&i| heavy || self.pending[i].light())
-            .min_by_key(|&i| self.pending[i].admitted)?;
-        let mut w = self.pending.remove(at)?;
-        let light = w.light();
-        let unit = w.chunks.pop_front();
-        if let Some(u) = &unit {
-            w.admitted += u.src.len();
-            w.waiting -= u.src.len();
-        }
-        if !w.chunks.is_empty() {
-            self.pending.push_back(w);
-        }
-        unit.map(|u| (u, light))
-    }
-}
-
 /// One model's share in one part.
 #[derive(Default)]
 struct PartLane {
-    incoming: Vec<(Unit, SearchOptions, bool)>,
+    incoming: Vec<Entering>,
     slots: Vec<Slot>,
     /// Beside each slot: its owner, whether its request is light, and the steps it sat out.
     meta: Vec<Meta>,
@@ -165,19 +108,29 @@ struct Meta {
 /// live: the heavy ones take turns (those that sat out longest first), so a round costs a few
 /// rows and a one-sentence request moves at close to its idle pace instead of at the pace of a
 /// step over MAX_BATCH long chunks. Output does not depend on which rows share a step.
-const HEAVY_ROWS_BESIDE_LIGHT: usize = 4;
+const HEAVY_ROWS_BESIDE_LIGHT: usize = 2;
+
+/// Rows of heavy requests' chunks a part steps in a round while light requests keep coming (one
+/// was admitted within [`LIGHT_COMES_FOR`]) but none is live: a light request that arrives
+/// waits for the round in progress, which a step over every heavy slot would make 30–40 ms on a
+/// loaded 2-vCPU Xeon (42 rows). With no light request about, every slot steps every round, so
+/// heavy traffic alone keeps its whole batches.
+const HEAVY_ROWS_WHILE_LIGHT_COMES: usize = 4;
+
+/// How long after a light request's chunk was admitted heavy rounds stay short.
+const LIGHT_COMES_FOR: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl PartLane {
-    /// Orders the slots for this round's step and returns how many step: every slot, or with
-    /// `beside_light` the light ones and at most [`HEAVY_ROWS_BESIDE_LIGHT`] heavy ones.
-    fn slice(&mut self, beside_light: bool) -> usize {
-        if !beside_light || self.slots.len() <= HEAVY_ROWS_BESIDE_LIGHT {
+    /// Orders the slots for this round's step and returns how many step: the light ones and at
+    /// most `heavy_rows` heavy ones, those that sat out longest first.
+    fn slice(&mut self, heavy_rows: usize) -> usize {
+        if self.slots.len() <= heavy_rows {
             return self.slots.len();
         }
         let mut rows: Vec<(Slot, Meta)> = self.slots.drain(..).zip(self.meta.drain(..)).collect();
         rows.sort_by_key(|(_, m)| (!m.light, std::cmp::Reverse(m.waited)));
         let light = rows.iter().take_while(|(_, m)| m.light).count();
-        let active = (light + HEAVY_ROWS_BESIDE_LIGHT).min(rows.len());
+        let active = (light + heavy_rows).min(rows.len());
         for (i, (slot, mut m)) in rows.into_iter().enumerate() {
             m.waited = if i < active { 0 } else { m.waited.saturating_add(1) };
             self.slots.push(slot);
@@ -212,37 +165,27 @@ impl Part {
     }
 
     /// Encodes what came in, then one decoder step over every model's slots (only some of the
-    /// heavy requests' ones `beside_light`, see [`PartLane::slice`]).
-    fn work(&mut self, rt: &Runtime, models: &[Arc<Model>], beside_light: bool) {
+    /// heavy requests' ones, see [`PartLane::slice`]).
+    fn work(&mut self, rt: &Runtime, models: &[Arc<Model>], heavy_rows: usize) {
         for (l, lane) in self.lanes.iter_mut().enumerate() {
             let model = &models[l];
             if !lane.incoming.is_empty() {
-                let _t = profile::time(Kind::Encoder);
-                let srcs: Vec<&[u32]> = lane.incoming.iter().map(|(u, ..)| u.src.as_slice()).collect();
-                match model.marian.encode(rt, self.buf.workspace(), &srcs) {
-                    Ok(encoded) => {
-                        for (enc, (unit, opts, light)) in encoded.into_iter().zip(lane.incoming.drain(..)) {
-                            match Slot::new(model, enc, &unit.src, &opts) {
-                                Ok(slot) => {
-                                    lane.slots.push(slot);
-                                    lane.meta.push(Meta { owner: unit.owner, light, waited: 0 });
-                                }
-                                Err(e) => self.failed.push((unit.owner, e.into())),
-                            }
+                let mut entered = Vec::with_capacity(lane.incoming.len());
+                background::enter(rt, &mut self.buf, model, std::mem::take(&mut lane.incoming), &mut entered);
+                for e in entered {
+                    match e {
+                        Ok((slot, meta)) => {
+                            lane.slots.push(slot);
+                            lane.meta.push(meta);
                         }
-                    }
-                    Err(e) => {
-                        let msg = format!("{:#}", anyhow::Error::from(e));
-                        for (unit, ..) in lane.incoming.drain(..) {
-                            self.failed.push((unit.owner, EngineError::Internal(msg.clone())));
-                        }
+                        Err((owner, e)) => self.failed.push((owner, e)),
                     }
                 }
             }
             if lane.slots.is_empty() {
                 continue;
             }
-            let active = lane.slice(beside_light);
+            let active = lane.slice(heavy_rows);
             let step = {
                 let _t = profile::time(Kind::Decoder);
                 search::step(rt, model, &mut self.buf, &mut lane.slots[..active])
@@ -280,6 +223,12 @@ pub(crate) struct Scheduler {
     queue: Vec<Queued>,
     /// The lane admission starts from, so no model is always first.
     turn: usize,
+    /// Heavy requests' chunks being encoded beside the rounds (see [`background`]), and the
+    /// working memory of the next such batch.
+    background: Option<Background>,
+    spare: Buffers,
+    /// When a light request's chunk was last admitted.
+    light_seen: Option<std::time::Instant>,
 }
 
 impl Scheduler {
@@ -294,13 +243,18 @@ impl Scheduler {
             jobs: Jobs::default(),
             queue: Vec::new(),
             turn: 0,
+            background: None,
+            spare: Buffers::default(),
+            light_seen: None,
         }
     }
 
     /// Work to do: live or waiting chunks, and chunks queued since the last round (a pivoted
     /// sentence's second stage, queued when its first ends; it may be the only work left).
     fn busy(&self) -> bool {
-        !self.queue.is_empty() || self.lanes.iter().any(|l| l.live > 0 || !l.pending.is_empty())
+        !self.queue.is_empty()
+            || self.background.is_some()
+            || self.lanes.iter().any(|l| l.live > 0 || !l.pending.is_empty())
     }
 
     /// Runs until every handle to the engine is gone and the work in flight is done.
@@ -364,30 +318,64 @@ impl Scheduler {
 
     fn admit(&mut self) {
         let decoding = self.lanes.iter().any(|l| l.live > 0);
-        let mut budget = if decoding { ENCODE_PIECES_PER_ROUND } else { usize::MAX };
+        let mut budget = if self.opts.light_places > 0 {
+            FAIR_ENCODE_PIECES_PER_ROUND
+        } else if decoding {
+            ENCODE_PIECES_PER_ROUND
+        } else {
+            usize::MAX
+        };
         let max_batch = if self.opts.debug { 1 } else { self.opts.max_batch.max(1) };
         let n = self.lanes.len();
-        // While light requests' chunks are live, heavy chunks wait: encoding one (up to 127
-        // pieces, each about a decoder row) would cost a round many times the few rows it steps
-        // then (see HEAVY_ROWS_BESIDE_LIGHT). Light requests have priority: heavy ones move on
-        // through their live slots meanwhile, and come in again between light ones.
+        // On a server with two compute threads or more, heavy requests' chunks are encoded
+        // beside the rounds, a batch at a time (see [`background`]), and not while a light
+        // request is live: its rounds then have every thread.
+        let aside = self.opts.light_places > 0 && self.parts.len() > 1 && !self.opts.debug;
+        let (mut batch, mut batch_lane, mut batch_pieces) = (Vec::new(), None, 0);
+        // Else while light requests' chunks are live, heavy chunks wait: encoding one (up to
+        // 127 pieces, each about a decoder row) would cost a round many times the few rows it
+        // steps then (see HEAVY_ROWS_BESIDE_LIGHT). Light requests have priority: heavy ones
+        // move on through their live slots meanwhile, and come in again between light ones.
         let mut light_live = self.light_live();
         for k in 0..n {
             let l = (self.turn + k) % n;
-            while self.lanes[l].live < max_batch && budget > 0 {
-                let heavy = self.lanes[l].live + self.opts.light_places.min(max_batch - 1) < max_batch && !light_live;
-                let Some((unit, light)) = self.lanes[l].pop(heavy) else { break };
+            while self.lanes[l].live < max_batch {
+                let room = self.lanes[l].live + self.opts.light_places.min(max_batch - 1) < max_batch && !light_live;
+                let in_round = budget > 0;
+                let heavy = room
+                    && if aside {
+                        self.background.is_none()
+                            && batch_lane.is_none_or(|b| b == l)
+                            && batch_pieces < background::PIECES_PER_BATCH
+                    } else {
+                        in_round
+                    };
+                let Some((unit, light)) = self.lanes[l].pop(heavy, in_round) else { break };
                 // A light chunk coming in this round: no heavy ones in the same round.
-                light_live |= light && self.opts.light_places > 0;
+                if light && self.opts.light_places > 0 {
+                    light_live = true;
+                    self.light_seen = Some(std::time::Instant::now());
+                }
                 let Some(opts) = self.jobs.options(&unit.owner).cloned() else {
                     // Its request failed meanwhile.
                     continue;
                 };
+                self.lanes[l].live += 1;
+                if aside && !light {
+                    batch_pieces += unit.src.len();
+                    batch_lane = Some(l);
+                    batch.push((unit, opts, light));
+                    continue;
+                }
                 budget = budget.saturating_sub(unit.src.len());
                 let p = (0..self.parts.len()).min_by_key(|&p| self.parts[p].cost()).unwrap_or(0);
                 self.parts[p].lanes[l].incoming.push((unit, opts, light));
-                self.lanes[l].live += 1;
             }
+        }
+        if let Some(l) = batch_lane {
+            let buf = std::mem::take(&mut self.spare);
+            let with = (self.kernels, self.opts.arithmetic);
+            self.background = Some(Background::start(&self.pool, with, self.models[l].clone(), batch, buf));
         }
         if n > 0 {
             self.turn = (self.turn + 1) % n;
@@ -406,7 +394,13 @@ impl Scheduler {
     }
 
     fn compute(&mut self) {
-        let beside_light = self.light_live();
+        let heavy_rows = if self.light_live() {
+            HEAVY_ROWS_BESIDE_LIGHT
+        } else if self.light_seen.is_some_and(|t| t.elapsed() < LIGHT_COMES_FOR) {
+            HEAVY_ROWS_WHILE_LIGHT_COMES
+        } else {
+            usize::MAX
+        };
         let mut rt = Runtime::new(self.kernels, self.opts.arithmetic, self.opts.debug);
         let models = &self.models;
         let parts = &mut self.parts;
@@ -417,10 +411,10 @@ impl Scheduler {
                 rt.columns = Some(&self.pool);
             }
             for p in parts.iter_mut() {
-                p.work(&rt, models, beside_light);
+                p.work(&rt, models, heavy_rows);
             }
         } else {
-            self.pool.install(|| parts.par_iter_mut().for_each(|p| p.work(&rt, models, beside_light)));
+            self.pool.install(|| parts.par_iter_mut().for_each(|p| p.work(&rt, models, heavy_rows)));
         }
     }
 
@@ -438,15 +432,50 @@ impl Scheduler {
             self.parts[p].done = done;
             self.parts[p].failed = failed;
         }
+        // Nothing to step while a batch is encoding: wait for it a little (new requests are
+        // taken in between).
+        let idle = self.parts.iter().all(|p| p.rows() == 0);
+        self.take_background(if idle { std::time::Duration::from_millis(1) } else { std::time::Duration::ZERO });
         self.recount();
+    }
+
+    /// Puts the batch encoded beside the rounds into the parts (the least loaded first), once
+    /// it is ready, waiting at most `wait`.
+    fn take_background(&mut self, wait: std::time::Duration) {
+        let polled = match &self.background {
+            Some(bg) => bg.poll(wait),
+            None => return,
+        };
+        let Some((entered, buf)) = polled else { return };
+        let Some(bg) = self.background.take() else { return };
+        if let Some(buf) = buf {
+            self.spare = buf;
+        }
+        // The model's lane stays while the batch is out: its chunks count as live.
+        let l = self.models.iter().position(|m| Arc::ptr_eq(m, &bg.model));
+        for e in entered {
+            match (e, l) {
+                (Ok((slot, meta)), Some(l)) => {
+                    let p = (0..self.parts.len()).min_by_key(|&p| self.parts[p].cost()).unwrap_or(0);
+                    self.parts[p].lanes[l].slots.push(slot);
+                    self.parts[p].lanes[l].meta.push(meta);
+                }
+                (Ok((_, meta)), None) => {
+                    self.jobs.fail(&meta.owner, EngineError::Internal("a batch's model was dropped".into()))
+                }
+                (Err((owner, e)), _) => self.jobs.fail(&owner, e),
+            }
+        }
     }
 
     /// Live rows per model, from the parts; a model with no work left is forgotten, so that a
     /// model a reload replaced is unmapped once its last sentence is done (the scheduler would
     /// otherwise hold every model it ever ran).
     fn recount(&mut self) {
+        let aside = self.background.as_ref().map(|b| (b.model.clone(), b.units()));
         for (l, lane) in self.lanes.iter_mut().enumerate() {
-            lane.live = self.parts.iter().map(|p| p.lanes[l].slots.len() + p.lanes[l].incoming.len()).sum();
+            lane.live = self.parts.iter().map(|p| p.lanes[l].slots.len() + p.lanes[l].incoming.len()).sum::<usize>()
+                + aside.as_ref().filter(|(m, _)| Arc::ptr_eq(m, &self.models[l])).map_or(0, |(_, n)| *n);
         }
         let mut l = 0;
         while l < self.lanes.len() {
@@ -494,46 +523,6 @@ impl Scheduler {
         for p in &mut self.parts {
             p.buf = Buffers::default();
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn unit(job: usize, chunk: usize, pieces: usize) -> Unit {
-        Unit { owner: Owner::of(job, chunk), src: vec![7; pieces] }
-    }
-
-    fn popped(lane: &mut Lane, heavy: bool) -> Option<(usize, usize)> {
-        lane.pop(heavy).map(|(u, _)| (u.owner.request().0, u.src.len()))
-    }
-
-    #[test]
-    fn the_request_with_the_fewest_pieces_admitted_goes_first() {
-        let mut lane = Lane::default();
-        // Two heavy requests of three 100-piece chunks each.
-        for job in [0, 1] {
-            for c in 0..3 {
-                lane.push(unit(job, c, 100));
-            }
-        }
-        assert_eq!(popped(&mut lane, true), Some((0, 100)));
-        assert_eq!(popped(&mut lane, true), Some((1, 100)));
-        // A one-sentence request arrives: it has had nothing, so it is next, before either.
-        lane.push(unit(2, 0, 12));
-        assert_eq!(popped(&mut lane, true), Some((2, 12)));
-        assert_eq!(popped(&mut lane, true), Some((0, 100)));
-        // Only light requests may take the places kept for them.
-        lane.push(unit(3, 0, 10));
-        lane.push(unit(3, 1, 10));
-        assert_eq!(popped(&mut lane, false), Some((3, 10)));
-        assert_eq!(popped(&mut lane, false), Some((3, 10)));
-        assert_eq!(popped(&mut lane, false), None, "the heavy ones wait for a place of theirs");
-        assert_eq!(popped(&mut lane, true), Some((1, 100)));
-        assert_eq!(popped(&mut lane, true), Some((0, 100)));
-        assert_eq!(popped(&mut lane, true), Some((1, 100)));
-        assert_eq!(popped(&mut lane, true), None);
-        assert!(lane.pending.is_empty());
+        self.spare = Buffers::default();
     }
 }
