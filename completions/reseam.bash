@@ -1117,7 +1117,7 @@ _reseam() {
             return 0
             ;;
         reseam__subcmd__serve)
-            opts="-v -h --models --host --port --threads --max-batch --max-texts --max-chars --http-threads --max-queue --max-body --max-connections --admin-port --pressure-idle-timeout --read-timeout --drain-seconds --pin-from-core --preload --idle-seconds --token --token-file --shortlist --arithmetic --mkl --log-level --no-pack --pack-dir --verbose --help"
+            opts="-v -h --models --host --port --threads --max-batch --max-texts --max-chars --max-pieces --http-threads --max-queue --max-body --max-connections --admin-port --pressure-idle-timeout --read-timeout --drain-seconds --pin-from-core --preload --idle-seconds --token --token-file --shortlist --arithmetic --mkl --log-level --no-pack --pack-dir --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1148,6 +1148,10 @@ _reseam() {
                     return 0
                     ;;
                 --max-chars)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-pieces)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -108,6 +108,7 @@ set edit:completion:arg-completer[reseam] = {|@words|
             cand --max-batch 'Most sentences of one model decoded together in one step; an eighth of them are kept for light requests (a few sentences), which then start at once while heavy ones fill the rest'
             cand --max-texts 'Most texts in one request (413 beyond)'
             cand --max-chars 'Most bytes of text in one request (413 beyond)'
+            cand --max-pieces 'Most source pieces (the first model''s SentencePiece tokens, about what a request costs to translate) of one request''s texts of one source language; 413 beyond. Bytes undercount some scripts: 20,000 bytes of Chinese are 6,666 pieces, of English about 5,000. 0: no limit'
             cand --http-threads 'Requests translating at once; more wait in a queue of --max-queue. Requests over a quarter of MAX_CHARS hold at most three quarters of them, so that light requests are not kept waiting behind heavy ones (whose sentences then take turns with theirs in the engine)'
             cand --max-queue 'Requests waiting for one of the HTTP_THREADS slots; beyond, 503 with Retry-After (429 on DeepL''s routes, which DeepL''s client libraries retry)'
             cand --max-body 'Largest request body in bytes; larger ones get 413 before they are read [default: 8 × MAX_CHARS + 64 KiB, room for JSON escapes]'

@@ -62,6 +62,13 @@ pub struct Args {
     #[arg(long, env = "MAX_CHARS", default_value_t = 20_000)]
     pub max_chars: usize,
 
+    /// Most source pieces (the first model's SentencePiece tokens, about what a request costs to
+    /// translate) of one request's texts of one source language; 413 beyond. Bytes undercount
+    /// some scripts: 20,000 bytes of Chinese are 6,666 pieces, of English about 5,000. 0: no
+    /// limit.
+    #[arg(long, env = "MAX_PIECES", value_name = "N", default_value_t = 0)]
+    pub max_pieces: usize,
+
     /// Requests translating at once; more wait in a queue of --max-queue. Requests over a
     /// quarter of MAX_CHARS hold at most three quarters of them, so that light requests are not
     /// kept waiting behind heavy ones (whose sentences then take turns with theirs in the engine).
@@ -178,6 +185,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         max_batch: args.max_batch as usize,
         max_texts: args.max_texts,
         max_chars: args.max_chars,
+        max_pieces: args.max_pieces,
         http_threads: args.http_threads as usize,
         max_queue: args.max_queue,
         max_body: args.max_body.unwrap_or(8 * args.max_chars + 64 * 1024),

@@ -96,8 +96,8 @@ pub(crate) struct Jobs {
 
 impl Jobs {
     /// Takes a request in; its first chunks go to `queue`. A request with nothing to decode is
-    /// answered at once.
-    pub fn add(&mut self, req: Request, queue: &mut Vec<Queued>) {
+    /// answered at once, one of more than `max_pieces` source pieces is refused.
+    pub fn add(&mut self, req: Request, queue: &mut Vec<Queued>, max_pieces: Option<usize>) {
         let Request { stages, sentences, opts, reply } = req;
         if stages.is_empty() {
             let _ = reply.send(Ok(sentences.into_iter().map(|text| Aligned { text, pieces: Vec::new() }).collect()));
@@ -119,8 +119,19 @@ impl Jobs {
             }
         };
         let n = self.slab[id].as_ref().map_or(0, |j| j.sentences.len());
+        let before = queue.len();
         for s in 0..n {
             self.start_stage(id, s, queue);
+        }
+        if let Some(max) = max_pieces {
+            // Only this request's chunks were queued since `before` (each with its `</s>`).
+            let pieces: usize = queue[before..].iter().map(|(_, u)| u.src.len().saturating_sub(1)).sum();
+            if pieces > max {
+                queue.truncate(before);
+                let owner = Owner { job: id, generation, sentence: 0, chunk: 0 };
+                self.fail(&owner, EngineError::OverBudget { pieces, max });
+                return;
+            }
         }
         self.answer_if_done(id);
     }

@@ -53,6 +53,9 @@ pub struct EngineOptions {
     /// Where the engine's warnings go (a compute thread that could not be pinned): stderr by
     /// default, `serve`'s log there.
     pub notes: fn(registry::Note, &str),
+    /// Most source pieces of a request (its sentences through the first model, every chunk):
+    /// more is refused with [`EngineError::OverBudget`] before any is queued. `None`: no limit.
+    pub max_pieces: Option<usize>,
 }
 
 impl Default for EngineOptions {
@@ -66,6 +69,7 @@ impl Default for EngineOptions {
             release_after: Some(Duration::from_secs(5)),
             light_places: 0,
             notes: registry::notes_to_stderr,
+            max_pieces: None,
         }
     }
 }
@@ -85,6 +89,9 @@ pub enum EngineError {
     Internal(String),
     #[error("the engine has stopped")]
     Stopped,
+    /// Over [`EngineOptions::max_pieces`]: the caller's to fix (send less).
+    #[error("Invalid request: request ({pieces} pieces) exceeds piece limit ({max})")]
+    OverBudget { pieces: usize, max: usize },
 }
 
 crate::error::fault!(EngineError);
@@ -96,6 +103,7 @@ impl EngineError {
         match self {
             EngineError::Decode(e) => e.is_usage(),
             EngineError::Vocab(e) => e.is_usage(),
+            EngineError::OverBudget { .. } => true,
             EngineError::Kernels(_) | EngineError::Threads(_) | EngineError::Internal(_) | EngineError::Stopped => {
                 false
             }

@@ -272,7 +272,7 @@ impl Scheduler {
                     None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
                 };
                 match got {
-                    Ok(req) => self.jobs.add(req, &mut self.queue),
+                    Ok(req) => self.jobs.add(req, &mut self.queue, self.opts.max_pieces),
                     Err(RecvTimeoutError::Timeout) => {
                         self.release_memory();
                         continue;
@@ -283,7 +283,7 @@ impl Scheduler {
             let t = profile::time(Kind::Scheduling);
             while open {
                 match rx.try_recv() {
-                    Ok(req) => self.jobs.add(req, &mut self.queue),
+                    Ok(req) => self.jobs.add(req, &mut self.queue, self.opts.max_pieces),
                     Err(TryRecvError::Empty) => break,
                     Err(TryRecvError::Disconnected) => open = false,
                 }

@@ -1,6 +1,9 @@
 //! What a request gets back when it fails: a status and a message, written in each dialect's
 //! error shape by the route that failed.
 
+use crate::engine::EngineError;
+use crate::translate::TranslateError;
+
 /// A failed request.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ApiError {
@@ -57,8 +60,26 @@ impl ApiError {
     /// A translation error: the client's fault (400) when the error says so
     /// ([`crate::error::is_usage`]), else a 500.
     pub fn from_error(e: &(dyn std::error::Error + 'static)) -> ApiError {
+        // Over MAX_PIECES is a request too large, as over MAX_CHARS, and says so alone.
+        let mut cur = Some(e);
+        while let Some(c) = cur {
+            if let Some(over) = over_budget(c) {
+                return ApiError::too_large(format!("{over} (MAX_PIECES)"));
+            }
+            cur = c.source();
+        }
         if crate::error::is_usage(e) { ApiError::bad_request(chain(e)) } else { ApiError::internal(e) }
     }
+}
+
+/// The engine's refusal of a request over MAX_PIECES, if `e` is one (a translator's error wraps
+/// the engine's transparently, so it is asked for too).
+fn over_budget<'e>(e: &'e (dyn std::error::Error + 'static)) -> Option<&'e EngineError> {
+    let engine = match (e.downcast_ref::<EngineError>(), e.downcast_ref::<TranslateError>()) {
+        (Some(x), _) | (None, Some(TranslateError::Engine(x))) => x,
+        _ => return None,
+    };
+    matches!(engine, EngineError::OverBudget { .. }).then_some(engine)
 }
 
 /// `e: cause: cause`, as the command line prints errors.

@@ -53,6 +53,8 @@ pub struct ServeOptions {
     pub max_batch: usize,
     pub max_texts: usize,
     pub max_chars: usize,
+    /// Most source pieces of one request's texts of one source language (0: no limit).
+    pub max_pieces: usize,
     pub http_threads: usize,
     pub max_queue: usize,
     pub max_body: usize,
@@ -125,6 +127,7 @@ pub fn run(opts: &ServeOptions, on_listening: impl FnOnce(SocketAddr) + Send) ->
         // An eighth of the batch stays for light requests: many clients share this engine.
         light_places: if opts.max_batch < 2 { 0 } else { (opts.max_batch / 8).max(1) },
         notes: log::note,
+        max_pieces: (opts.max_pieces > 0).then_some(opts.max_pieces),
     })?);
     let registry = RegistryOptions {
         no_pack: opts.no_pack,

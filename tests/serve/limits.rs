@@ -175,6 +175,38 @@ fn limits_on_texts_bytes_and_bodies() {
 }
 
 #[test]
+fn max_pieces_counts_the_model_s_pieces_in_every_dialect() {
+    const SENTENCE: &str = "Ella se negó a hacerlo.";
+    let s = Server::esen().env("MAX_PIECES", "20").start();
+    let want = s.translate("es", "en", &[SENTENCE]);
+    let over = |e: &str| assert!(e.contains("exceeds piece limit (20)") && e.contains("MAX_PIECES"), "{e}");
+    // Summed over a request's texts: one sentence passes, three of them in one text or in three
+    // texts do not (a few hundred bytes, far under MAX_CHARS).
+    let three = [SENTENCE; 3].join(" ");
+    let e = s.post_json("/v1/translate", &json!({"from": "es", "to": "en", "texts": [three]})).expect_error(413);
+    assert!(e.starts_with("Invalid request: request ("), "{e}");
+    over(&e);
+    over(
+        &s.post_json("/translate", &json!({"q": [SENTENCE, SENTENCE, SENTENCE], "source": "es", "target": "en"}))
+            .expect_error(413),
+    );
+    let r = s.send(Req::post("/v2/translate").form(&[("text", &three), ("target_lang", "EN"), ("source_lang", "ES")]));
+    over(r.expect_json(413)["message"].as_str().unwrap());
+    over(
+        &s.post_json("/imme", &json!({"text_list": [three], "source_lang": "es", "target_lang": "en"}))
+            .expect_error(413),
+    );
+    over(&s.post_json("/kiss", &json!({"text": three, "from": "es", "to": "en"})).expect_error(413));
+    // Counted on pieces, not bytes: 30 CJK characters (90 bytes) are at least 30 pieces.
+    over(
+        &s.post_json("/v1/translate", &json!({"from": "es", "to": "en", "texts": ["中".repeat(30)]})).expect_error(413),
+    );
+    // The server goes on, and a request within the limit is translated.
+    assert_eq!(s.translate("es", "en", &[SENTENCE]), want);
+    assert!(s.log().lines().all(|l| !l.starts_with("error ")), "no error line for a client's request:\n{}", s.log());
+}
+
+#[test]
 fn a_full_queue_is_503_with_retry_after() {
     // One request computes at a time and none waits: a second translation is turned away.
     let s = Server::esen()

@@ -28,6 +28,7 @@ const SETTINGS: &[&str] = &[
     "MAX_BATCH",
     "MAX_TEXTS",
     "MAX_CHARS",
+    "MAX_PIECES",
     "HTTP_THREADS",
     "MAX_QUEUE",
     "MAX_BODY",
