@@ -114,7 +114,12 @@ mod guard {
         unsafe {
             let mut action: libc::sigaction = std::mem::zeroed();
             action.sa_sigaction = on_sigbus as *const () as usize;
-            action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
+            // Not SA_ONSTACK: Rust's alternate signal stacks are sized at AT_MINSIGSTKSZ, which
+            // the signal frame alone fills on a CPU with AMX (its tile state is 8 KiB of it),
+            // so the handler's own calls ran past it into the guard page and the process died
+            // of SIGSEGV after the line. A fault in a mapped pack is not a stack overflow: the
+            // thread's own stack has room.
+            action.sa_flags = libc::SA_SIGINFO;
             libc::sigemptyset(&mut action.sa_mask);
             let mut previous: libc::sigaction = std::mem::zeroed();
             if libc::sigaction(libc::SIGBUS, &action, &mut previous) == 0 {
