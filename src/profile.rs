@@ -70,6 +70,10 @@ impl Kind {
 
 static NANOS: [AtomicU64; KINDS.len()] = [const { AtomicU64::new(0) }; KINDS.len()];
 static ON: AtomicBool = AtomicBool::new(false);
+/// Engines started in this process, and the compute threads they run (the report's last line:
+/// one engine serves every language pair of a run).
+static ENGINES: AtomicU64 = AtomicU64::new(0);
+static COMPUTE_THREADS: AtomicU64 = AtomicU64::new(0);
 static INIT: OnceLock<()> = OnceLock::new();
 
 /// Turns profiling on when `RESEAM_MT_PROFILE` is set to anything but `0` (read once).
@@ -101,6 +105,12 @@ pub fn time(kind: Kind) -> Timer {
     Timer(enabled().then(|| (kind, Instant::now())))
 }
 
+/// Counts an engine started with `threads` compute threads (whether profiling is on or not).
+pub fn engine_started(threads: usize) {
+    ENGINES.fetch_add(1, Ordering::Relaxed);
+    COMPUTE_THREADS.fetch_add(threads as u64, Ordering::Relaxed);
+}
+
 /// Seconds per kind so far.
 pub fn totals() -> Vec<(Kind, f64)> {
     KINDS.iter().map(|&k| (k, NANOS[k as usize].load(Ordering::Relaxed) as f64 * 1e-9)).collect()
@@ -115,6 +125,11 @@ pub fn report() -> String {
         let pct = if compute > 0.0 { format!("{:5.1}%", 100.0 * s / compute) } else { "    -".into() };
         out.push_str(&format!("  {:<15} {:>9.3} s  {pct}\n", k.name(), s));
     }
+    out.push_str(&format!(
+        "  engines started: {}, compute threads: {}\n",
+        ENGINES.load(Ordering::Relaxed),
+        COMPUTE_THREADS.load(Ordering::Relaxed)
+    ));
     out
 }
 

@@ -170,3 +170,71 @@ fn html_text_translates_as_plain_text_and_markup_is_kept() {
     }
     assert!(!out.contains(" mira "), "the text was not translated: {out}");
 }
+
+/// A models folder with es-en and, made of the same fixture files under other names, fr-en and
+/// de-en: three pairs whose posts `auto` must tell apart.
+fn models_with_three_pairs(t: &TestDir) -> PathBuf {
+    let models = models_with_es_en(t);
+    for pair in ["fr-en", "de-en"] {
+        let dir = models.join(pair);
+        std::fs::create_dir_all(&dir).unwrap();
+        let code = pair.replace('-', "");
+        for (file, named) in [
+            ("model.esen.intgemm.alphas.bin", format!("model.{code}.intgemm.alphas.bin")),
+            ("vocab.esen.spm", format!("vocab.{code}.spm")),
+            ("lex.50.50.esen.s2t.bin", format!("lex.50.50.{code}.s2t.bin")),
+        ] {
+            std::os::unix::fs::symlink(esen().join(file), dir.join(named)).unwrap();
+        }
+    }
+    models
+}
+
+/// `translate auto en` over posts in three languages starts one engine (the profile's count),
+/// and each post comes out as translating its language's posts alone does.
+#[test]
+fn auto_over_several_languages_runs_one_engine_and_equals_each_language_alone() {
+    let t = TestDir::new();
+    let models = models_with_three_pairs(&t);
+    let packs = t.path().join("packs");
+    let posts: [(&str, &str); 9] = [
+        ("es", "¿Dónde está la estación de tren más cercana, por favor?"),
+        ("fr", "Bonjour à tous, nous allons au marché demain matin avec les enfants."),
+        ("de", "Wir haben heute Abend keine Zeit, weil wir mit den Kindern ins Kino gehen."),
+        ("es", "Mañana vamos a la playa con mis amigos y mi familia."),
+        ("en", "Where is the nearest train station, please?"),
+        ("de", "Das Wetter ist heute sehr schön, deshalb gehen wir im Park spazieren."),
+        ("fr", "Je ne sais pas pourquoi il est parti si tôt hier soir sans rien dire."),
+        ("es", "El gobierno anunció nuevas medidas para proteger el medio ambiente."),
+        ("fr", "La bibliothèque de notre quartier est fermée pendant les vacances d'été."),
+    ];
+    let run = |from: &str, lines: &[&str]| {
+        let mut c = t.cmd();
+        c.args(["translate", "--offline", "--arithmetic", "exact", "--threads", "2", "--pack-dir"])
+            .arg(&packs)
+            .arg("--models")
+            .arg(&models)
+            .args([from, "en"])
+            .env("RESEAM_MT_PROFILE", "1");
+        let out = t.run(c, lines.iter().map(|l| format!("{l}\n")).collect::<String>().as_bytes());
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        (ok(&out), stderr)
+    };
+    let all: Vec<&str> = posts.iter().map(|(_, p)| *p).collect();
+    let (out, stderr) = run("auto", &all);
+    assert!(stderr.contains("engines started: 1, compute threads: 2"), "{stderr}");
+    let got: Vec<&str> = out.lines().collect();
+    assert_eq!(got.len(), posts.len(), "{out}");
+    for lang in ["es", "fr", "de"] {
+        let mine: Vec<usize> = (0..posts.len()).filter(|&i| posts[i].0 == lang).collect();
+        let alone: Vec<&str> = mine.iter().map(|&i| posts[i].1).collect();
+        let (want, stderr) = run(lang, &alone);
+        assert!(stderr.contains("engines started: 1,"), "{stderr}");
+        let want: Vec<&str> = want.lines().collect();
+        for (k, &i) in mine.iter().enumerate() {
+            assert_eq!(got[i], want[k], "post {i} ({lang})");
+            assert_ne!(got[i], posts[i].1, "post {i} ({lang}) was translated");
+        }
+    }
+    assert_eq!(got[4], posts[4].1, "English stays as it is");
+}

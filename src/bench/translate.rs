@@ -8,15 +8,12 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::engine::{Engine, EngineOptions};
-use crate::marian::{Model, ModelFiles};
-use crate::translate::{ArithmeticChoice, PIVOT, TranslateError, TranslateOptions, Translator};
+use crate::translate::{ArithmeticChoice, Service, TranslateError, TranslateOptions, Translator};
 
 /// One post of the corpus.
 #[derive(Clone, Debug)]
@@ -130,49 +127,23 @@ pub struct Report {
 /// A translator per direction (from, to).
 type Directions = HashMap<(String, String), Translator>;
 
-/// Loads every direction of `posts` on one engine, each model folder once; also says how many
-/// models that made.
-fn translators(posts: &[Post], opts: &Options, engine: &Arc<Engine>) -> Result<(Directions, usize), Error> {
-    let mut models: HashMap<PathBuf, Arc<Model>> = HashMap::new();
+/// Every direction of `posts` through one service (its registry routes them and loads each
+/// model once); also says how many models that made.
+fn translators(posts: &[Post], service: &Service) -> Result<(Directions, usize), Error> {
     let mut out = HashMap::new();
     for p in posts {
         let key = (p.from.clone(), p.to.clone());
         if out.contains_key(&key) {
             continue;
         }
-        let dir_err =
-            |e: TranslateError| Error::Direction { from: p.from.clone(), to: p.to.clone(), source: Box::new(e) };
-        let files: Vec<ModelFiles> = match crate::marian::find(&opts.models, &p.from, &p.to, None) {
-            Ok(f) => vec![f],
-            Err(e) if p.from != PIVOT && p.to != PIVOT => {
-                let a = crate::marian::find(&opts.models, &p.from, PIVOT, None);
-                let b = crate::marian::find(&opts.models, PIVOT, &p.to, None);
-                match (a, b) {
-                    (Ok(a), Ok(b)) => vec![a, b],
-                    _ => return Err(dir_err(e.into())),
-                }
-            }
-            Err(e) => return Err(dir_err(e.into())),
-        };
-        let mut stages = Vec::new();
-        for f in files {
-            let m = match models.get(&f.model) {
-                Some(m) => m.clone(),
-                None => {
-                    let m = Arc::new(Model::load(&f, opts.shortlist).map_err(|e| dir_err(e.into()))?);
-                    models.insert(f.model.clone(), m.clone());
-                    m
-                }
-            };
-            stages.push(m);
-        }
-        let mut t = TranslateOptions::new(&opts.models, &p.from, &p.to);
-        t.shortlist = opts.shortlist;
-        t.max_batch = opts.max_batch;
-        let tr = Translator::on_engine(engine.clone(), stages, &t).map_err(dir_err)?;
+        let tr = service.pair(&p.from, &p.to).map_err(|e| Error::Direction {
+            from: p.from.clone(),
+            to: p.to.clone(),
+            source: Box::new(e),
+        })?;
         out.insert(key, tr);
     }
-    Ok((out, models.len()))
+    Ok((out, service.registry().loaded()))
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -187,18 +158,14 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 pub fn run(posts: &[Post], opts: &Options, progress: &(dyn Fn(usize, usize) + Sync)) -> Result<Report, Error> {
     let load = Instant::now();
     let arith = opts.arithmetic.resolve();
-    let engine = Arc::new(
-        Engine::new(&EngineOptions {
-            threads: opts.threads,
-            max_batch: opts.max_batch.max(1),
-            arithmetic: arith,
-            debug: false,
-            pin_from_core: None,
-            ..EngineOptions::default()
-        })
-        .map_err(TranslateError::from)?,
-    );
-    let (tr, models) = translators(posts, opts, &engine)?;
+    let mut base = TranslateOptions::new(&opts.models, "", "");
+    base.threads = opts.threads;
+    base.max_batch = opts.max_batch.max(1);
+    base.arithmetic = opts.arithmetic;
+    base.shortlist = opts.shortlist;
+    let service = Service::open(base, None)?;
+    let engine = service.engine().clone();
+    let (tr, models) = translators(posts, &service)?;
     let load_s = load.elapsed().as_secs_f64();
     let directions = tr.len();
 

@@ -3,8 +3,8 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use reseam::translate::records::{self, AUTO, Framing, Translators};
-use reseam::translate::{ArithmeticChoice, TranslateOptions, Translator};
+use reseam::translate::records::{self, AUTO, Framing};
+use reseam::translate::{ArithmeticChoice, Service, TranslateOptions};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Arith {
@@ -209,19 +209,10 @@ pub fn run(args: Args, verbose: bool) -> anyhow::Result<()> {
         pack_dir: args.pack.pack_dir,
     };
     let (from, to) = (opts.from.clone(), opts.to.clone());
-    let mut translators = None;
-    let mut translator = None;
-    if records {
-        // A missing or bad pair is reported before any input is read, as without records.
-        let first = if auto { None } else { Some(Translator::load(&opts)?) };
-        let mut t = Translators::new(opts, detector).with_html(args.html);
-        if let Some(first) = first {
-            t.insert(&from, &to, first);
-        }
-        translators = Some(t);
-    } else {
-        translator = Some(Translator::load(&opts)?);
-    }
+    // One engine for every pair this run meets.
+    let service = Service::open(opts, detector)?;
+    // A missing or bad pair is reported before any input is read.
+    let translator = if auto { None } else { Some(service.pair(&from, &to)?) };
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
     // A person typing or watching: translate and show each line at once.
@@ -242,14 +233,21 @@ pub fn run(args: Args, verbose: bool) -> anyhow::Result<()> {
         }
     };
     let profiling = reseam::profile::init_from_env();
-    let result: anyhow::Result<usize> = match (translator.as_mut(), translators.as_mut()) {
-        (Some(t), _) => t.translate_stream(stdin.lock(), stdout.lock(), interactive, &mut progress).map_err(Into::into),
-        (_, Some(t)) => {
-            records::translate_stream(t, framing, (&from, &to), stdin.lock(), stdout.lock(), interactive, &mut progress)
-                .map_err(Into::into)
+    let result: anyhow::Result<usize> = match translator {
+        Some(t) if !records => {
+            t.translate_stream(stdin.lock(), stdout.lock(), interactive, &mut progress).map_err(Into::into)
         }
-        // One of the two was set above.
-        (None, None) => Ok(0),
+        _ => records::translate_stream(
+            &service,
+            framing,
+            args.html,
+            (&from, &to),
+            stdin.lock(),
+            stdout.lock(),
+            interactive,
+            &mut progress,
+        )
+        .map_err(Into::into),
     };
     if let Some(b) = &bar {
         b.finish_and_clear();

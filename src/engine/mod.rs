@@ -160,6 +160,7 @@ impl Engine {
         let threads = if opts.threads == 0 { physical_cores() } else { opts.threads };
         let threads = if opts.debug { 1 } else { threads };
         let pool = scheduler::pool(threads, opts.pin_from_core, opts.notes).map_err(EngineError::Threads)?;
+        crate::profile::engine_started(threads);
         let (tx, rx) = mpsc::channel();
         let mut sched = scheduler::Scheduler::new(pool, kernels, opts, threads);
         let thread = std::thread::Builder::new()

@@ -196,6 +196,26 @@ impl Registry {
         Ok(r)
     }
 
+    /// A registry of no models yet, over `dir` (which may not exist): [`Registry::install`] adds
+    /// them.
+    pub fn empty(dir: &Path, opts: RegistryOptions) -> Registry {
+        Registry { dir: dir.to_path_buf(), opts, slots: Mutex::new(BTreeMap::new()) }
+    }
+
+    /// Serves `files` for `from`→`to` (a model folder of any name, one just downloaded, a model
+    /// file named on the command line); a pair already served from the same files is left as it
+    /// is.
+    pub fn install(&self, from: &str, to: &str, files: ModelFiles) {
+        let mut slots = self.lock();
+        let key = (from.to_string(), to.to_string());
+        if slots.get(&key).is_some_and(|s| s.files == files) {
+            return;
+        }
+        let slot =
+            Slot { files, model: None, last_used: Instant::now(), idle: false, stamp: None, loading: Arc::default() };
+        slots.insert(key, slot);
+    }
+
     fn carry_over(&self, old: &Registry) {
         let old = old.lock();
         for (key, slot) in self.lock().iter_mut() {
@@ -358,6 +378,19 @@ impl Registry {
             return Ok(vec![self.get(from, PIVOT)?, self.get(PIVOT, to)?]);
         }
         Err(self.no_route(from, to))
+    }
+
+    /// Every target reachable from `from` by [`Registry::route`]: direct pairs, and through
+    /// English; sorted.
+    pub fn targets(&self, from: &str) -> Vec<String> {
+        let pairs = self.pairs();
+        let mut out: Vec<String> = pairs.iter().filter(|(a, _)| a == from).map(|(_, b)| b.clone()).collect();
+        if from != PIVOT && pairs.iter().any(|(a, b)| a == from && b == PIVOT) {
+            out.extend(pairs.iter().filter(|(a, b)| a == PIVOT && b != from).map(|(_, b)| b.clone()));
+        }
+        out.sort();
+        out.dedup();
+        out
     }
 
     /// Gives back the pages of every model unused for `idle_seconds` (none when it is 0);

@@ -9,14 +9,12 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
-use std::time::Instant;
 
 use crate::detect::{Detection, Detector};
 use crate::engine::Engine;
 use crate::engine::registry::{Registry, RegistryError, RegistryOptions};
-use crate::fetch::lang::tags_match;
-use crate::marian::PIVOT;
-use crate::translate::{TranslateOptions, Translator};
+use crate::translate::service::{self, Call, RecordError, Request, Service};
+use crate::translate::{TranslateError, TranslateOptions};
 
 use super::error::ApiError;
 use super::lang::{self, LangError};
@@ -57,8 +55,9 @@ pub struct Output {
 /// The installed models and what is derived from them; replaced whole by a reload.
 pub struct Models {
     pub registry: Arc<Registry>,
-    /// Identification among the installed languages (None when it cannot be set up).
-    pub detector: Option<Detector>,
+    /// The registry, identification among the installed languages (none when it cannot be set
+    /// up) and the shared engine.
+    pub service: Service,
     /// Every language on either side of an installed pair, sorted.
     pub languages: Vec<String>,
 }
@@ -70,6 +69,8 @@ impl Models {
         dir: &std::path::Path,
         opts: RegistryOptions,
         previous: Option<&Models>,
+        engine: &Arc<Engine>,
+        base: &TranslateOptions,
     ) -> Result<Models, RegistryError> {
         let registry = Arc::new(Registry::open_after(dir, opts, previous.map(|m| m.registry.as_ref()))?);
         // IDLE_SECONDS: the timer holds the registry weakly, so it ends with it (after a reload,
@@ -85,19 +86,13 @@ impl Models {
             // lingua reads its n-gram models on first use: pay that before the first request.
             let _ = d.detect("warm up");
         }
-        Ok(Models { registry, detector, languages })
+        let service = Service::on_engine(engine.clone(), registry.clone(), detector, base.clone());
+        Ok(Models { registry, service, languages })
     }
 
-    /// Every target reachable from `from`: direct pairs, and through English.
+    /// Every target reachable from `from`, as the registry routes.
     pub fn targets(&self, from: &str) -> Vec<String> {
-        let pairs = self.registry.pairs();
-        let mut out: Vec<String> = pairs.iter().filter(|(a, _)| a == from).map(|(_, b)| b.clone()).collect();
-        if from != PIVOT && pairs.iter().any(|(a, b)| a == from && b == PIVOT) {
-            out.extend(pairs.iter().filter(|(a, b)| a == PIVOT && b != from).map(|(_, b)| b.clone()));
-        }
-        out.sort();
-        out.dedup();
-        out
+        self.registry.targets(from)
     }
 }
 
@@ -131,7 +126,8 @@ impl Core {
         token_required: bool,
     ) -> Result<Core, RegistryError> {
         // Listing only: preloading is [`Core::preload`]'s, after the port is open.
-        let models = Models::open(&dir, RegistryOptions { preload: false, ..registry_opts.clone() }, None)?;
+        let listing = RegistryOptions { preload: false, ..registry_opts.clone() };
+        let models = Models::open(&dir, listing, None, &engine, &base)?;
         Ok(Core {
             dir,
             registry_opts,
@@ -166,7 +162,8 @@ impl Core {
     /// On failure the old models stay.
     pub fn reload(&self) -> Result<usize, RegistryError> {
         let _one = self.reloading.lock().unwrap_or_else(|p| p.into_inner());
-        let models = Models::open(&self.dir, self.registry_opts.clone(), Some(&self.models()))?;
+        let models =
+            Models::open(&self.dir, self.registry_opts.clone(), Some(&self.models()), &self.engine, &self.base)?;
         let n = models.registry.pairs().len();
         let old = std::mem::replace(&mut *self.models.write().unwrap_or_else(|p| p.into_inner()), Arc::new(models));
         // The old registry's idle timer ends when its last request drops it.
@@ -209,8 +206,8 @@ impl Core {
     /// Identifies the language of each text.
     pub fn detect(&self, texts: &[String], html: bool) -> Result<Vec<Detection>, ApiError> {
         let models = self.models();
-        let detector = models.detector.as_ref().ok_or_else(ApiError::no_detection)?;
-        Ok(texts.iter().map(|t| identify(detector, t, html)).collect())
+        let detector = models.service.detector().ok_or_else(ApiError::no_detection)?;
+        Ok(texts.iter().map(|t| service::identify(detector, t, html)).collect())
     }
 
     /// Translates `job`, each text as one post (or HTML document); order kept.
@@ -219,82 +216,44 @@ impl Core {
         let models = self.models();
         let to = self.language(&models, &job.to, "target")?;
         let auto = job.from.as_deref().is_none_or(|f| f.trim().eq_ignore_ascii_case("auto"));
-        let n = job.texts.len();
-        let mut detected: Vec<Option<Detection>> = vec![None; n];
-        let mut sources: Vec<Option<String>> = vec![None; n];
-        if auto {
-            let detector = models.detector.as_ref().ok_or_else(ApiError::no_detection)?;
-            for (i, t) in job.texts.iter().enumerate() {
-                let d = identify(detector, t, job.html);
-                if d.is_determined() {
-                    sources[i] = Some(d.language.clone());
-                }
-                detected[i] = Some(d);
-            }
+        let from = if auto {
+            models.service.detector().ok_or_else(ApiError::no_detection)?;
+            service::AUTO.to_string()
         } else {
-            let from = self.language(&models, job.from.as_deref().unwrap_or(""), "source")?;
-            sources.iter_mut().for_each(|s| *s = Some(from.clone()));
+            self.language(&models, job.from.as_deref().unwrap_or(""), "source")?
+        };
+        let requests: Vec<Request> =
+            job.texts.iter().map(|text| Request { text: text.clone(), from: from.clone(), to: to.clone() }).collect();
+        let call = Call { html: job.html, split_sentences: job.split_sentences };
+        let metrics = &self.metrics;
+        let results = models
+            .service
+            .translate(&requests, call, &mut |g| metrics.translated(g.from, g.to, g.posts, g.chars, g.elapsed));
+        let n = results.len();
+        let (mut translations, mut detected, mut sources) =
+            (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        for r in results {
+            let t = r.map_err(|e| self.failed(&models, &e))?;
+            translations.push(t.translation);
+            detected.push(t.detected);
+            sources.push(t.source);
         }
-        let mut translations: Vec<Option<String>> = vec![None; n];
-        // Texts by source language; a text already in the target language, or with nothing to
-        // identify, comes back as it was.
-        let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
-        for (i, s) in sources.iter().enumerate() {
-            match s {
-                Some(from) if !tags_match(from, &to) => match groups.iter_mut().find(|(f, _)| f == from) {
-                    Some((_, members)) => members.push(i),
-                    None => groups.push((from.clone(), vec![i])),
-                },
-                _ => translations[i] = Some(job.texts[i].clone()),
-            }
-        }
-        for (from, members) in groups {
-            let started = Instant::now();
-            let stages = models.registry.route(&from, &to).map_err(|e| match e {
-                RegistryError::NoRoute { .. } => ApiError::bad_request(format!(
-                    "{} ({to}) is not available as a target language from {} ({from}); installed pairs: {}",
-                    lang::name(&to),
-                    lang::name(&from),
-                    models.registry.pairs().iter().map(|(a, b)| format!("{a}-{b}")).collect::<Vec<_>>().join(", ")
-                )),
-                other => ApiError::internal(&other),
-            })?;
-            let opts = TranslateOptions {
-                from: from.clone(),
-                to: to.clone(),
-                split_sentences: job.split_sentences.unwrap_or(self.base.split_sentences),
-                ..self.base.clone()
-            };
-            let translator =
-                Translator::on_engine(self.engine.clone(), stages, &opts).map_err(|e| ApiError::from_error(&e))?;
-            let posts: Vec<&str> = members.iter().map(|&i| job.texts[i].as_str()).collect();
-            let out: Vec<String> = if job.html {
-                let mut out = Vec::with_capacity(posts.len());
-                for p in &posts {
-                    out.push(
-                        crate::html::translate(p, |texts| translator.translate_posts_aligned(texts))
-                            .map_err(|e| ApiError::from_error(&e))?,
-                    );
-                }
-                out
-            } else {
-                translator.translate_posts(&posts).map_err(|e| ApiError::from_error(&e))?
-            };
-            let chars: usize = posts.iter().map(|p| p.len()).sum();
-            self.metrics.translated(&from, &to, posts.len(), chars, started.elapsed());
-            for (k, t) in members.into_iter().zip(out) {
-                translations[k] = Some(t);
-            }
-        }
-        Ok(Output {
-            translations: translations.into_iter().map(Option::unwrap_or_default).collect(),
-            detected,
-            sources,
-        })
+        Ok(Output { translations, detected, sources })
     }
-}
 
-/// The language of one text; of an HTML text, of the text it shows.
-fn identify(detector: &Detector, text: &str, html: bool) -> Detection {
-    if html { detector.detect(&crate::html::text_content(text)) } else { detector.detect(text) }
+    /// A record's error as the client sees it: a pair without a route is a bad request naming
+    /// the installed pairs.
+    fn failed(&self, models: &Models, e: &RecordError) -> ApiError {
+        match e.translate_error() {
+            Some(TranslateError::Route(RegistryError::NoRoute { from, to, .. })) => ApiError::bad_request(format!(
+                "{} ({to}) is not available as a target language from {} ({from}); installed pairs: {}",
+                lang::name(to),
+                lang::name(from),
+                models.registry.pairs().iter().map(|(a, b)| format!("{a}-{b}")).collect::<Vec<_>>().join(", ")
+            )),
+            Some(TranslateError::Route(other)) => ApiError::internal(other),
+            Some(e) => ApiError::from_error(e),
+            None => ApiError::from_error(e),
+        }
+    }
 }

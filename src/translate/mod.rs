@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use reseam_kernels::{Arithmetic, Kernels};
 
+use crate::engine::registry::RegistryError;
 use crate::engine::{Engine, EngineError, EngineOptions};
 use crate::fetch::{FetchError, FetchOptions};
 use crate::marian::search::{DecodeError, SearchOptions};
@@ -21,6 +22,9 @@ use crate::text::{self, Pipeline};
 use crate::vocab::VocabError;
 
 pub mod records;
+pub mod service;
+
+pub use service::Service;
 
 pub use crate::marian::PIVOT;
 
@@ -80,6 +84,18 @@ pub struct TranslateOptions {
 }
 
 impl TranslateOptions {
+    /// The engine these settings ask for (one caller: no places kept for light requests).
+    pub fn engine_options(&self) -> EngineOptions {
+        EngineOptions {
+            threads: self.threads,
+            max_batch: self.max_batch.max(1),
+            arithmetic: self.arithmetic.resolve(),
+            debug: self.debug,
+            pin_from_core: self.pin_from_core,
+            ..EngineOptions::default()
+        }
+    }
+
     /// Firefox's behaviour for `from`→`to` with the models under `models`, offline, the models
     /// read into memory (the CLI maps packs by default; a library caller opts in with
     /// `no_pack: false`, as writing next to a caller's model files is its decision).
@@ -120,6 +136,9 @@ pub enum TranslateError {
     Fetch(#[from] FetchError),
     #[error(transparent)]
     Text(#[from] text::Error),
+    /// No installed model, direct or through English (the server's registry).
+    #[error(transparent)]
+    Route(RegistryError),
     #[error(
         "no {from}→{to} model under {dir}, and --offline forbids downloading it; \
          run `reseam fetch {from}-{to}` first, or drop --offline"
@@ -159,9 +178,19 @@ impl TranslateError {
             TranslateError::Kernels(e) => e.is_usage(),
             TranslateError::Fetch(e) => e.is_usage(),
             TranslateError::Text(e) => e.is_usage(),
+            TranslateError::Route(e) => e.is_usage(),
             TranslateError::Offline { .. } | TranslateError::InvalidUtf8 { .. } => true,
             // The download's own error is the next link of the chain.
             TranslateError::Download { .. } | TranslateError::Input(_) | TranslateError::Output(_) => false,
+        }
+    }
+}
+
+impl From<RegistryError> for TranslateError {
+    fn from(e: RegistryError) -> TranslateError {
+        match e {
+            RegistryError::Model(e) => TranslateError::Model(e),
+            other => TranslateError::Route(other),
         }
     }
 }
@@ -180,49 +209,12 @@ pub struct Translator {
 
 impl Translator {
     /// Finds the model(s) `opts` names: the direct pair, else the pair through English already
-    /// on disk, else (unless offline) downloads what is missing. Then loads them.
+    /// on disk, else (unless offline) downloads what is missing. Then loads them, on an engine of
+    /// their own (a caller of several pairs opens one [`Service`] instead).
     pub fn load(opts: &TranslateOptions) -> Result<Translator, TranslateError> {
-        let (from, to, dir) = (opts.from.as_str(), opts.to.as_str(), &opts.models);
-        let direct = crate::marian::find(dir, from, to, opts.model_file.as_deref());
-        let files = match direct {
-            Ok(files) => vec![files],
-            Err(ModelError::NotFound { .. }) if opts.model_file.is_none() => {
-                let pivot = (from != PIVOT && to != PIVOT)
-                    .then(|| {
-                        Some(vec![
-                            crate::marian::find(dir, from, PIVOT, None).ok()?,
-                            crate::marian::find(dir, PIVOT, to, None).ok()?,
-                        ])
-                    })
-                    .flatten();
-                match (pivot, &opts.fetch) {
-                    (Some(files), _) => files,
-                    (None, Some(fetch)) => {
-                        let mut fetch = fetch.clone();
-                        fetch.models_dir = dir.clone();
-                        let folders =
-                            crate::fetch::ensure_pair(&fetch, from, to).map_err(|source| TranslateError::Download {
-                                from: from.into(),
-                                to: to.into(),
-                                dir: dir.clone(),
-                                source: Box::new(source),
-                            })?;
-                        let pairs: Vec<(&str, &str)> =
-                            if folders.len() == 1 { vec![(from, to)] } else { vec![(from, PIVOT), (PIVOT, to)] };
-                        folders
-                            .iter()
-                            .zip(pairs)
-                            .map(|(f, (a, b))| crate::marian::find(f, a, b, None))
-                            .collect::<Result<_, _>>()?
-                    }
-                    (None, None) => {
-                        return Err(TranslateError::Offline { from: from.into(), to: to.into(), dir: dir.clone() });
-                    }
-                }
-            }
-            Err(e) => return Err(e.into()),
-        };
-        Translator::from_files(&files, opts)
+        let service = Service::open(opts.clone(), None)?;
+        let stages = service.route(&opts.from, &opts.to)?;
+        Translator::on_engine(service.engine().clone(), stages, opts)
     }
 
     /// Loads the models of `files` (one direct, or from→en and en→to) with `opts`' settings, on
@@ -237,14 +229,7 @@ impl Translator {
             }
             stages.push(Arc::new(m));
         }
-        let engine = Engine::new(&EngineOptions {
-            threads: opts.threads,
-            max_batch: opts.max_batch.max(1),
-            arithmetic: opts.arithmetic.resolve(),
-            debug: opts.debug,
-            pin_from_core: opts.pin_from_core,
-            ..EngineOptions::default()
-        })?;
+        let engine = Engine::new(&opts.engine_options())?;
         Translator::on_engine(Arc::new(engine), stages, opts)
     }
 

@@ -1,177 +1,10 @@
-//! Posts as records: each record is one post (line breaks and all) through the social-post
-//! pipeline, with its own languages. For `translate auto`, `--jsonl` and `-z` (the server has its own
-//! grouping, in serve/core.rs).
-//!
-//! A record's source language is given, or `auto`: then it is identified ([`crate::detect`]),
-//! and the post goes to the model of the language found. Models are loaded the first time a pair
-//! is needed and kept. A post in the target language already, or with nothing to identify (only
-//! links, emoji, numbers), comes back unchanged.
+//! Records on the command line's streams: each record is one post (line breaks and all), read
+//! as a line, a NUL-terminated record or a JSON object, and given to [`Service::translate`].
 
-use std::collections::HashMap;
 use std::io::{BufRead, Write};
-use std::sync::Arc;
 
-use super::{TranslateError, TranslateOptions, Translator};
-use crate::detect::{Detection, Detector};
-use crate::fetch::lang::tags_match;
-
-/// The source language that asks for identification.
-pub const AUTO: &str = "auto";
-
-/// One post to translate.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Request {
-    pub text: String,
-    /// A language tag, or [`AUTO`].
-    pub from: String,
-    pub to: String,
-}
-
-/// One translated post.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Translated {
-    pub translation: String,
-    /// What identification found, when the source was [`AUTO`].
-    pub detected: Option<Detection>,
-}
-
-/// Why one record was not translated.
-#[derive(Debug, thiserror::Error)]
-pub enum RecordError {
-    /// The post was identified as a language that no model (direct or through English) covers.
-    #[error("the post is in `{language}` (detected, confidence {confidence:.2}), which cannot be translated to `{to}`")]
-    Detected {
-        language: String,
-        confidence: f64,
-        to: String,
-        #[source]
-        source: Arc<TranslateError>,
-    },
-    #[error("source language `auto` needs language identification, which was not set up")]
-    NoDetector,
-    #[error(transparent)]
-    Translate(Arc<TranslateError>),
-    #[error(transparent)]
-    Html(#[from] crate::html::HtmlError<TranslateError>),
-}
-
-/// Loaded translators by pair, made from one set of options.
-pub struct Translators {
-    base: TranslateOptions,
-    /// Posts are HTML: their text is translated, their markup kept ([`crate::html`]).
-    html: bool,
-    detector: Option<Detector>,
-    loaded: HashMap<(String, String), Result<Translator, Arc<TranslateError>>>,
-}
-
-impl Translators {
-    /// Translators with `base`'s settings (its `from`/`to` are replaced by each record's);
-    /// `detector` identifies the posts whose source is [`AUTO`].
-    pub fn new(base: TranslateOptions, detector: Option<Detector>) -> Translators {
-        Translators { base, html: false, detector, loaded: HashMap::new() }
-    }
-
-    /// Reads every post as HTML (`translate --html`, the server's `format: html`).
-    pub fn with_html(mut self, html: bool) -> Translators {
-        self.html = html;
-        self
-    }
-
-    /// Keeps `translator`, already loaded, for `from`→`to`.
-    pub fn insert(&mut self, from: &str, to: &str, translator: Translator) {
-        self.loaded.insert((from.to_string(), to.to_string()), Ok(translator));
-    }
-
-    /// The translator for `from`→`to`, loaded (or downloaded, as `base` allows) the first time.
-    pub fn get(&mut self, from: &str, to: &str) -> Result<&mut Translator, Arc<TranslateError>> {
-        let key = (from.to_string(), to.to_string());
-        let base = &self.base;
-        let entry = self.loaded.entry(key).or_insert_with(|| {
-            let opts = TranslateOptions { from: from.into(), to: to.into(), ..base.clone() };
-            Translator::load(&opts).map_err(Arc::new)
-        });
-        entry.as_mut().map_err(|e| e.clone())
-    }
-
-    /// Translates each request as one post; one result per request, in order. Posts of one pair
-    /// are translated together.
-    pub fn translate(&mut self, requests: &[Request]) -> Vec<Result<Translated, RecordError>> {
-        let mut results: Vec<Option<Result<Translated, RecordError>>> = (0..requests.len()).map(|_| None).collect();
-        let mut groups: Vec<((String, String), Vec<usize>)> = Vec::new();
-        let mut detections: Vec<Option<Detection>> = vec![None; requests.len()];
-        for (i, request) in requests.iter().enumerate() {
-            let from = if request.from.eq_ignore_ascii_case(AUTO) {
-                let Some(detector) = &self.detector else {
-                    results[i] = Some(Err(RecordError::NoDetector));
-                    continue;
-                };
-                let found = if self.html {
-                    detector.detect(&crate::html::text_content(&request.text))
-                } else {
-                    detector.detect(&request.text)
-                };
-                let language = found.language.clone();
-                let determined = found.is_determined();
-                detections[i] = Some(found);
-                if !determined {
-                    results[i] =
-                        Some(Ok(Translated { translation: request.text.clone(), detected: detections[i].take() }));
-                    continue;
-                }
-                language
-            } else {
-                request.from.clone()
-            };
-            if tags_match(&from, &request.to) {
-                results[i] = Some(Ok(Translated { translation: request.text.clone(), detected: detections[i].take() }));
-                continue;
-            }
-            let key = (from, request.to.clone());
-            match groups.iter_mut().find(|(k, _)| *k == key) {
-                Some((_, members)) => members.push(i),
-                None => groups.push((key, vec![i])),
-            }
-        }
-        for ((from, to), members) in groups {
-            let html = self.html;
-            let posts: Vec<&str> = members.iter().map(|&i| requests[i].text.as_str()).collect();
-            let outcome = self.get(&from, &to).and_then(|t| {
-                if html {
-                    Ok(posts
-                        .iter()
-                        .map(|p| crate::html::translate(p, |texts| t.translate_posts_aligned(texts)))
-                        .collect())
-                } else {
-                    let translations = t.translate_posts(&posts).map_err(Arc::new)?;
-                    Ok(translations.into_iter().map(Ok).collect::<Vec<_>>())
-                }
-            });
-            let mut outcome = outcome.map(|v| v.into_iter().map(Some).collect::<Vec<_>>());
-            for (k, &i) in members.iter().enumerate() {
-                let detected = detections[i].take();
-                results[i] = Some(match &mut outcome {
-                    Ok(translations) => match translations[k].take() {
-                        Some(Ok(translation)) => Ok(Translated { translation, detected }),
-                        Some(Err(e)) => Err(RecordError::Html(e)),
-                        // Each translation is taken once.
-                        None => Err(RecordError::NoDetector),
-                    },
-                    Err(e) => Err(match detected {
-                        Some(d) => RecordError::Detected {
-                            language: d.language,
-                            confidence: d.confidence,
-                            to: to.clone(),
-                            source: e.clone(),
-                        },
-                        None => RecordError::Translate(e.clone()),
-                    }),
-                });
-            }
-        }
-        // Every request got its result above: unchanged, grouped, or an error.
-        results.into_iter().map(|r| r.unwrap_or(Err(RecordError::NoDetector))).collect()
-    }
-}
+pub use super::service::{AUTO, RecordError, Request, Translated};
+use super::service::{Call, Service};
 
 /// How records are separated in the input and output streams.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -212,24 +45,15 @@ impl StreamError {
     }
 }
 
-crate::error::fault!(RecordError);
-
-impl RecordError {
-    pub fn is_usage(&self) -> bool {
-        match self {
-            RecordError::Detected { .. } | RecordError::NoDetector => true,
-            RecordError::Translate(e) => e.is_usage(),
-            RecordError::Html(e) => e.is_usage(),
-        }
-    }
-}
-
 /// Reads records from `input`, translates them (`from`/`to` unless a JSON record says
-/// otherwise) and writes one output record per input record. With `interactive` each record is
-/// written as soon as it is translated. `progress` is told how many records are done.
+/// otherwise; as HTML with `html`) and writes one output record per input record. With
+/// `interactive` each record is written as soon as it is translated. `progress` is told how many
+/// records are done.
+#[allow(clippy::too_many_arguments)]
 pub fn translate_stream(
-    translators: &mut Translators,
+    service: &Service,
     framing: Framing,
+    html: bool,
     (from, to): (&str, &str),
     mut input: impl BufRead,
     mut output: impl Write,
@@ -262,7 +86,8 @@ pub fn translate_stream(
             .map(|(r, _)| if framing == Framing::Jsonl { parse_json(r, from, to) } else { plain(r, from, to) })
             .collect();
         let requests: Vec<Request> = parsed.iter().filter_map(|p| p.request.clone()).collect();
-        let mut results = translators.translate(&requests).into_iter();
+        let call = Call { html, split_sentences: None };
+        let mut results = service.translate(&requests, call, &mut |_| {}).into_iter();
         for (k, (p, (line, ended))) in parsed.iter().zip(&raw).enumerate() {
             let record = done + k + 1;
             let text = match (&p.request, framing) {
