@@ -573,13 +573,33 @@ _reseam() {
             return 0
             ;;
         reseam__subcmd__bench__subcmd__translate)
-            opts="-n -v -h --models --corpus --requests --threads --clients --max-batch --arithmetic --shortlist --skip-latency --latency-requests --preload --out --json --verbose --help"
+            opts="-n -v -h --models --threads --pin-from-core --arithmetic --mkl --shortlist --no-pack --pack-dir --corpus --requests --clients --max-batch --skip-latency --latency-requests --preload --out --json --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --models)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --threads)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pin-from-core)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --arithmetic)
+                    COMPREPLY=($(compgen -W "auto saturating exact" -- "${cur}"))
+                    return 0
+                    ;;
+                --mkl)
+                    COMPREPLY=($(compgen -W "auto intel zen" -- "${cur}"))
+                    return 0
+                    ;;
+                --pack-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -595,20 +615,12 @@ _reseam() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --threads)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --clients)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --max-batch)
                     COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --arithmetic)
-                    COMPREPLY=($(compgen -W "auto saturating exact" -- "${cur}"))
                     return 0
                     ;;
                 --latency-requests)
@@ -1117,7 +1129,7 @@ _reseam() {
             return 0
             ;;
         reseam__subcmd__serve)
-            opts="-v -h --models --host --port --threads --max-batch --max-texts --max-chars --max-pieces --http-threads --max-queue --max-body --max-connections --admin-port --pressure-idle-timeout --read-timeout --drain-seconds --pin-from-core --preload --idle-seconds --token --token-file --shortlist --arithmetic --mkl --log-level --no-pack --pack-dir --verbose --help"
+            opts="-v -h --models --threads --pin-from-core --arithmetic --mkl --shortlist --no-pack --pack-dir --host --port --max-batch --max-texts --max-chars --http-threads --max-queue --max-body --max-connections --admin-port --pressure-idle-timeout --read-timeout --drain-seconds --preload --idle-seconds --token --token-file --log-level --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1127,15 +1139,31 @@ _reseam() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --threads)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pin-from-core)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --arithmetic)
+                    COMPREPLY=($(compgen -W "auto saturating exact" -- "${cur}"))
+                    return 0
+                    ;;
+                --mkl)
+                    COMPREPLY=($(compgen -W "auto intel zen" -- "${cur}"))
+                    return 0
+                    ;;
+                --pack-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --host)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --port)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --threads)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1148,10 +1176,6 @@ _reseam() {
                     return 0
                     ;;
                 --max-chars)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --max-pieces)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1187,10 +1211,6 @@ _reseam() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --pin-from-core)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --idle-seconds)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1203,20 +1223,8 @@ _reseam() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --arithmetic)
-                    COMPREPLY=($(compgen -W "auto saturating exact" -- "${cur}"))
-                    return 0
-                    ;;
-                --mkl)
-                    COMPREPLY=($(compgen -W "auto intel zen" -- "${cur}"))
-                    return 0
-                    ;;
                 --log-level)
                     COMPREPLY=($(compgen -W "error warn info debug" -- "${cur}"))
-                    return 0
-                    ;;
-                --pack-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1325,29 +1333,13 @@ _reseam() {
             return 0
             ;;
         reseam__subcmd__translate)
-            opts="-z -v -h --models --model --shortlist --arithmetic --mkl --batch --threads --pin-from-core --debug --raw --no-split --offline --jsonl --html --null-data --languages --no-pack --pack-dir --source --channel --allow-prerelease --retries --timeout --verbose --help"
+            opts="-z -v -h --models --threads --pin-from-core --arithmetic --mkl --shortlist --no-pack --pack-dir --model --batch --debug --raw --no-split --offline --jsonl --html --null-data --languages --source --channel --allow-prerelease --retries --timeout --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --models)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --model)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --arithmetic)
-                    COMPREPLY=($(compgen -W "auto saturating exact" -- "${cur}"))
-                    return 0
-                    ;;
-                --mkl)
-                    COMPREPLY=($(compgen -W "auto intel zen" -- "${cur}"))
-                    return 0
-                    ;;
-                --batch)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1359,11 +1351,27 @@ _reseam() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --languages)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --arithmetic)
+                    COMPREPLY=($(compgen -W "auto saturating exact" -- "${cur}"))
+                    return 0
+                    ;;
+                --mkl)
+                    COMPREPLY=($(compgen -W "auto intel zen" -- "${cur}"))
                     return 0
                     ;;
                 --pack-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --batch)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --languages)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

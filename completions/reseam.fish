@@ -53,19 +53,19 @@ complete -c reseam -n "__fish_reseam_using_subcommand fetch" -l allow-prerelease
 complete -c reseam -n "__fish_reseam_using_subcommand fetch" -l list -d 'Print the pairs the source offers (architecture, version, download size) and which are installed, instead of fetching'
 complete -c reseam -n "__fish_reseam_using_subcommand fetch" -s v -l verbose -d 'More detail (with --version: kernels and CPU features)'
 complete -c reseam -n "__fish_reseam_using_subcommand fetch" -s h -l help -d 'Print help'
-complete -c reseam -n "__fish_reseam_using_subcommand translate" -l models -d 'A model folder, or a folder of `<from>-<to>/` model folders [default: the user data directory\'s reseam/models, e.g. ~/.local/share/reseam/models]' -r -F
-complete -c reseam -n "__fish_reseam_using_subcommand translate" -l model -d 'The model file to use when the folder holds several (by default the int8 `model.*.intgemm.alphas.bin`, as Firefox). A name inside the folder or a path' -r -F
+complete -c reseam -n "__fish_reseam_using_subcommand translate" -l models -d 'A model folder, or a folder of `<from>-<to>/` model folders (as `reseam fetch` writes them) [default: the user data directory\'s reseam/models, e.g. ~/.local/share/reseam/models]' -r -F
+complete -c reseam -n "__fish_reseam_using_subcommand translate" -l threads -d 'Compute threads (default: one per physical core). The sentences of every input line, request and language pair share them; the output does not change' -r
+complete -c reseam -n "__fish_reseam_using_subcommand translate" -l pin-from-core -d 'Pin compute thread i to core N + i (Linux), e.g. to keep a server off the cores of another process' -r
 complete -c reseam -n "__fish_reseam_using_subcommand translate" -l arithmetic -d 'Integer arithmetic of the int8 products. Firefox\'s results depend on the CPU: `auto` matches Firefox on this machine, `exact` gives the same output everywhere' -r -f -a "auto\t'What Firefox computes on this CPU: exact on CPUs with AVX-512 VNNI or AVX-VNNI and on ARM64, saturating on other x86 CPUs (SSSE3, AVX2, AVX-512BW)'
 saturating\t'Each pair of int8 products saturates to int16 before it is summed, as intgemm and Firefox compute with `maddubs`: reproduces Firefox on AVX2 machines'
 exact\t'Exact int32 sums, as VNNI, AMX and ARM64 dot products compute: the same output on every CPU'"
 complete -c reseam -n "__fish_reseam_using_subcommand translate" -l mkl -d 'Summation orders of the float attention products. Firefox\'s engine sums them with Intel\'s MKL, whose orders differ between Intel and AMD CPUs, so its output does too (at near-ties): `auto` matches Firefox on this machine, `intel` or `zen` Firefox on such a machine' -r -f -a "auto\t'What Firefox computes on this CPU: MKL\'s AMD orders on AMD CPUs with AVX2 (Zen), its Intel orders elsewhere'
 intel\t'MKL\'s orders on Intel CPUs (reproduces Firefox on Intel machines)'
 zen\t'MKL\'s orders on AMD Zen CPUs (reproduces Firefox on AMD machines, Zen 1 to 5)'"
-complete -c reseam -n "__fish_reseam_using_subcommand translate" -l batch -d 'Most sentences translated together (larger is faster; the output does not change)' -r
-complete -c reseam -n "__fish_reseam_using_subcommand translate" -l threads -d 'Compute threads (default: one per physical core). Sentences of all input lines share them; the output does not change' -r
-complete -c reseam -n "__fish_reseam_using_subcommand translate" -l pin-from-core -d 'Pin compute thread i to core N + i (Linux), e.g. to keep a server off the cores of another process' -r
-complete -c reseam -n "__fish_reseam_using_subcommand translate" -l languages -d 'With FROM `auto`: the candidate languages, comma-separated (`es,de,zh-Hant`) [default: the languages of the models installed in the models folder, or all of Firefox\'s languages when none is installed, as `reseam detect`]' -r
 complete -c reseam -n "__fish_reseam_using_subcommand translate" -l pack-dir -d 'Keep packs in this folder (one subfolder per model) instead of next to the models' -r -F
+complete -c reseam -n "__fish_reseam_using_subcommand translate" -l model -d 'The model file to use when the folder holds several (by default the int8 `model.*.intgemm.alphas.bin`, as Firefox). A name inside the folder or a path' -r -F
+complete -c reseam -n "__fish_reseam_using_subcommand translate" -l batch -d 'Most sentences translated together (larger is faster; the output does not change)' -r
+complete -c reseam -n "__fish_reseam_using_subcommand translate" -l languages -d 'With FROM `auto`: the candidate languages, comma-separated (`es,de,zh-Hant`) [default: the languages of the models installed in the models folder, or all of Firefox\'s languages when none is installed, as `reseam detect`]' -r
 complete -c reseam -n "__fish_reseam_using_subcommand translate" -l source -d 'Where models come from: the /v1 root of a Remote Settings server (as Firefox reads it), or a folder written by --mirror (for machines without internet)' -r
 complete -c reseam -n "__fish_reseam_using_subcommand translate" -l channel -d 'Firefox release channel whose choice to follow (record filters pick alpha and beta models for nightly and beta)' -r -f -a "release\t''
 esr\t''
@@ -76,6 +76,7 @@ default\t''"
 complete -c reseam -n "__fish_reseam_using_subcommand translate" -l retries -d 'Retries after a network error, a timeout or a server error (5xx), waiting longer each time; a download that makes progress keeps going' -r
 complete -c reseam -n "__fish_reseam_using_subcommand translate" -l timeout -d 'Seconds to wait for a connection, an answer, or the next bytes of a download' -r
 complete -c reseam -n "__fish_reseam_using_subcommand translate" -l shortlist -d 'Restrict each sentence\'s output words to the model\'s lexical shortlist (`lex.*.s2t.bin`): faster, slightly different output. Off by default, as in Firefox'
+complete -c reseam -n "__fish_reseam_using_subcommand translate" -l no-pack -d 'Read the model files into memory at every start instead of mapping their pack (`model.reseam`, written on first use next to the model, or in ~/.cache/reseam/packed when the model folder is read-only)'
 complete -c reseam -n "__fish_reseam_using_subcommand translate" -l debug -d 'Print every layer\'s values to stderr in the format of Marian\'s debug() messages, to compare with Marian layer by layer'
 complete -c reseam -n "__fish_reseam_using_subcommand translate" -l raw -d 'Leave links, e-mail addresses, emoji and @mentions to the model instead of keeping them out and putting them back; sentence splitting and spacing stay. For comparing the engine line for line with other engines'
 complete -c reseam -n "__fish_reseam_using_subcommand translate" -l no-split -d 'Translate each line as one sentence instead of splitting it into sentences first, as Marian and Bergamot (`ssplit-mode: sentence`) read their input. Lines longer than the model\'s limit are still cut'
@@ -83,7 +84,6 @@ complete -c reseam -n "__fish_reseam_using_subcommand translate" -l offline -d '
 complete -c reseam -n "__fish_reseam_using_subcommand translate" -l jsonl -d 'Read and write JSON Lines: one object per line with a string `text` (one post, which may hold line breaks as `\\n`) and optional `from`, `to` (override FROM and TO) and `id` or any other fields. Each object comes back as it was, with `translation` added (and `detected`, `{"language", "confidence"}`, when the source is `auto`); a record that cannot be translated gets `error` instead, and the run goes on'
 complete -c reseam -n "__fish_reseam_using_subcommand translate" -l html -d 'Read each line (record) as HTML: its text is translated and every tag, attribute, comment and entity kept byte for byte; `script`, `style`, `code`, `pre`, `translate="no"`, and links, mentions and hashtags in `<a>` (as Mastodon writes them) are not translated. Block tags (`p`, `br`, `li`...) end sentences; inline ones (`b`, `em`, `a`, `span`...) do not and are placed on the translated words, by the decoder\'s alignment, as Firefox does'
 complete -c reseam -n "__fish_reseam_using_subcommand translate" -s z -l null-data -d 'Records are separated by NUL bytes instead of line breaks (as `sort -z` and `xargs -0`), so that a post may hold line breaks; each translation is written followed by a NUL'
-complete -c reseam -n "__fish_reseam_using_subcommand translate" -l no-pack -d 'Read the model files into memory at every start instead of mapping their pack (`model.reseam`, written on first use next to the model, or in ~/.cache/reseam/packed when the model folder is read-only)'
 complete -c reseam -n "__fish_reseam_using_subcommand translate" -l allow-prerelease -d 'Also take alpha and beta models (as Firefox nightly does); same as --channel nightly'
 complete -c reseam -n "__fish_reseam_using_subcommand translate" -s v -l verbose -d 'More detail (with --version: kernels and CPU features)'
 complete -c reseam -n "__fish_reseam_using_subcommand translate" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -98,10 +98,18 @@ complete -c reseam -n "__fish_reseam_using_subcommand pack" -l check -d 'Verify 
 complete -c reseam -n "__fish_reseam_using_subcommand pack" -l json -d 'One JSON object per model on stdout: {"model", "pack", "status", "why", "bytes"}'
 complete -c reseam -n "__fish_reseam_using_subcommand pack" -s v -l verbose -d 'More detail (with --version: kernels and CPU features)'
 complete -c reseam -n "__fish_reseam_using_subcommand pack" -s h -l help -d 'Print help'
-complete -c reseam -n "__fish_reseam_using_subcommand serve" -l models -d 'Folder of `<from>-<to>/` model folders (as `reseam fetch` writes them) [default: the user data directory\'s reseam/models, e.g. ~/.local/share/reseam/models]' -r -F
+complete -c reseam -n "__fish_reseam_using_subcommand serve" -l models -d 'A model folder, or a folder of `<from>-<to>/` model folders (as `reseam fetch` writes them) [default: the user data directory\'s reseam/models, e.g. ~/.local/share/reseam/models]' -r -F
+complete -c reseam -n "__fish_reseam_using_subcommand serve" -l threads -d 'Compute threads (default: one per physical core). The sentences of every input line, request and language pair share them; the output does not change' -r
+complete -c reseam -n "__fish_reseam_using_subcommand serve" -l pin-from-core -d 'Pin compute thread i to core N + i (Linux), e.g. to keep a server off the cores of another process' -r
+complete -c reseam -n "__fish_reseam_using_subcommand serve" -l arithmetic -d 'Integer arithmetic of the int8 products. Firefox\'s results depend on the CPU: `auto` matches Firefox on this machine, `exact` gives the same output everywhere' -r -f -a "auto\t'What Firefox computes on this CPU: exact on CPUs with AVX-512 VNNI or AVX-VNNI and on ARM64, saturating on other x86 CPUs (SSSE3, AVX2, AVX-512BW)'
+saturating\t'Each pair of int8 products saturates to int16 before it is summed, as intgemm and Firefox compute with `maddubs`: reproduces Firefox on AVX2 machines'
+exact\t'Exact int32 sums, as VNNI, AMX and ARM64 dot products compute: the same output on every CPU'"
+complete -c reseam -n "__fish_reseam_using_subcommand serve" -l mkl -d 'Summation orders of the float attention products. Firefox\'s engine sums them with Intel\'s MKL, whose orders differ between Intel and AMD CPUs, so its output does too (at near-ties): `auto` matches Firefox on this machine, `intel` or `zen` Firefox on such a machine' -r -f -a "auto\t'What Firefox computes on this CPU: MKL\'s AMD orders on AMD CPUs with AVX2 (Zen), its Intel orders elsewhere'
+intel\t'MKL\'s orders on Intel CPUs (reproduces Firefox on Intel machines)'
+zen\t'MKL\'s orders on AMD Zen CPUs (reproduces Firefox on AMD machines, Zen 1 to 5)'"
+complete -c reseam -n "__fish_reseam_using_subcommand serve" -l pack-dir -d 'Keep packs in this folder (one subfolder per model) instead of next to the models' -r -F
 complete -c reseam -n "__fish_reseam_using_subcommand serve" -l host -d 'Address to listen on (`::` for every IPv6 and IPv4 address)' -r
 complete -c reseam -n "__fish_reseam_using_subcommand serve" -l port -d 'Port to listen on (0: any free port, printed on stderr)' -r
-complete -c reseam -n "__fish_reseam_using_subcommand serve" -l threads -d 'Compute threads (default: one per physical core)' -r
 complete -c reseam -n "__fish_reseam_using_subcommand serve" -l max-batch -d 'Most sentences of one model decoded together in one step; an eighth of them are kept for light requests (a few sentences), which then start at once while heavy ones fill the rest' -r
 complete -c reseam -n "__fish_reseam_using_subcommand serve" -l max-texts -d 'Most texts in one request (413 beyond)' -r
 complete -c reseam -n "__fish_reseam_using_subcommand serve" -l max-chars -d 'Most bytes of text in one request (413 beyond)' -r
@@ -114,24 +122,16 @@ complete -c reseam -n "__fish_reseam_using_subcommand serve" -l admin-port -d 'A
 complete -c reseam -n "__fish_reseam_using_subcommand serve" -l pressure-idle-timeout -d 'Seconds a connection may stay idle (no request in progress) while three quarters of MAX_CONNECTIONS are open, instead of READ_TIMEOUT: under a flood idle connections make room sooner' -r
 complete -c reseam -n "__fish_reseam_using_subcommand serve" -l read-timeout -d 'Seconds a client has to send a request\'s headers (after which the connection is closed without a reply: no request arrived to answer), then its body (after which it gets 408 and the connection is closed); also how long an idle keep-alive connection stays open' -r
 complete -c reseam -n "__fish_reseam_using_subcommand serve" -l drain-seconds -d 'Seconds to finish requests in flight after SIGTERM before exiting anyway (Kubernetes kills after 30 by default)' -r
-complete -c reseam -n "__fish_reseam_using_subcommand serve" -l pin-from-core -d 'Pin compute thread i to core N + i (Linux)' -r
 complete -c reseam -n "__fish_reseam_using_subcommand serve" -l idle-seconds -d 'Seconds after which an unused model\'s pages are given back to the kernel (it pages back in on its next request), and after which an idle engine frees its working memory (activations, scores, decoder state); 0 keeps everything resident' -r
 complete -c reseam -n "__fish_reseam_using_subcommand serve" -l token -d 'Token every request needs (except /health, /ready, the probes, the web page and LibreTranslate\'s /languages, /frontend/settings and /spec, which its clients read without a key), sent as `Authorization: Bearer`, raw `Authorization`, `DeepL-Auth-Key`, `X-API-Token`, `api_key` in the body or `token` in the query. Better given by file (--token-file) or systemd\'s credential `translate-token` than in the environment' -r
 complete -c reseam -n "__fish_reseam_using_subcommand serve" -l token-file -d 'File holding the token (its surrounding whitespace ignored)' -r -F
-complete -c reseam -n "__fish_reseam_using_subcommand serve" -l arithmetic -d 'Integer arithmetic of the int8 products (see `reseam translate --help`)' -r -f -a "auto\t'What Firefox computes on this CPU: exact on CPUs with AVX-512 VNNI or AVX-VNNI and on ARM64, saturating on other x86 CPUs (SSSE3, AVX2, AVX-512BW)'
-saturating\t'Each pair of int8 products saturates to int16 before it is summed, as intgemm and Firefox compute with `maddubs`: reproduces Firefox on AVX2 machines'
-exact\t'Exact int32 sums, as VNNI, AMX and ARM64 dot products compute: the same output on every CPU'"
-complete -c reseam -n "__fish_reseam_using_subcommand serve" -l mkl -d 'Summation orders of the float attention products: MKL\'s on Intel or on AMD (Zen) CPUs, `auto` this CPU\'s (see `reseam translate --help`)' -r -f -a "auto\t'What Firefox computes on this CPU: MKL\'s AMD orders on AMD CPUs with AVX2 (Zen), its Intel orders elsewhere'
-intel\t'MKL\'s orders on Intel CPUs (reproduces Firefox on Intel machines)'
-zen\t'MKL\'s orders on AMD Zen CPUs (reproduces Firefox on AMD machines, Zen 1 to 5)'"
 complete -c reseam -n "__fish_reseam_using_subcommand serve" -l log-level -d 'Least severe messages logged: one `info` line per request (route, status, duration, text and byte counts; never the texts), `debug` for more' -r -f -a "error\t''
 warn\t''
 info\t''
 debug\t''"
-complete -c reseam -n "__fish_reseam_using_subcommand serve" -l pack-dir -d 'Keep packs in this folder (one subfolder per model) instead of next to the models' -r -F
-complete -c reseam -n "__fish_reseam_using_subcommand serve" -l preload -d 'Load and page in every model at startup; /ready answers 200 once done. Without it models load on first use (and /ready is 200 at once)'
-complete -c reseam -n "__fish_reseam_using_subcommand serve" -l shortlist -d 'Restrict output words to each model\'s lexical shortlist: faster, slightly different output. Off by default, as in Firefox'
+complete -c reseam -n "__fish_reseam_using_subcommand serve" -l shortlist -d 'Restrict each sentence\'s output words to the model\'s lexical shortlist (`lex.*.s2t.bin`): faster, slightly different output. Off by default, as in Firefox'
 complete -c reseam -n "__fish_reseam_using_subcommand serve" -l no-pack -d 'Read the model files into memory at every start instead of mapping their pack (`model.reseam`, written on first use next to the model, or in ~/.cache/reseam/packed when the model folder is read-only)'
+complete -c reseam -n "__fish_reseam_using_subcommand serve" -l preload -d 'Load and page in every model at startup; /ready answers 200 once done. Without it models load on first use (and /ready is 200 at once)'
 complete -c reseam -n "__fish_reseam_using_subcommand serve" -s v -l verbose -d 'More detail (with --version: kernels and CPU features)'
 complete -c reseam -n "__fish_reseam_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c reseam -n "__fish_reseam_using_subcommand health" -l host -d 'The server\'s address, as `serve` reads it' -r
@@ -228,23 +228,29 @@ complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_sub
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from speculate" -l json -d 'Print the figures (and both full reports) as JSON instead of the table'
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from speculate" -s v -l verbose -d 'More detail (with --version: kernels and CPU features)'
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from speculate" -s h -l help -d 'Print help'
-complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from translate" -l models -d 'The models folder: a folder of `<from>-<to>/` model folders (or one model folder)' -r -F
+complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from translate" -l models -d 'A model folder, or a folder of `<from>-<to>/` model folders (as `reseam fetch` writes them) [default: the user data directory\'s reseam/models, e.g. ~/.local/share/reseam/models]' -r -F
+complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from translate" -l threads -d 'Compute threads (default: one per physical core). The sentences of every input line, request and language pair share them; the output does not change' -r
+complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from translate" -l pin-from-core -d 'Pin compute thread i to core N + i (Linux), e.g. to keep a server off the cores of another process' -r
+complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from translate" -l arithmetic -d 'Integer arithmetic of the int8 products. Firefox\'s results depend on the CPU: `auto` matches Firefox on this machine, `exact` gives the same output everywhere' -r -f -a "auto\t'What Firefox computes on this CPU: exact on CPUs with AVX-512 VNNI or AVX-VNNI and on ARM64, saturating on other x86 CPUs (SSSE3, AVX2, AVX-512BW)'
+saturating\t'Each pair of int8 products saturates to int16 before it is summed, as intgemm and Firefox compute with `maddubs`: reproduces Firefox on AVX2 machines'
+exact\t'Exact int32 sums, as VNNI, AMX and ARM64 dot products compute: the same output on every CPU'"
+complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from translate" -l mkl -d 'Summation orders of the float attention products. Firefox\'s engine sums them with Intel\'s MKL, whose orders differ between Intel and AMD CPUs, so its output does too (at near-ties): `auto` matches Firefox on this machine, `intel` or `zen` Firefox on such a machine' -r -f -a "auto\t'What Firefox computes on this CPU: MKL\'s AMD orders on AMD CPUs with AVX2 (Zen), its Intel orders elsewhere'
+intel\t'MKL\'s orders on Intel CPUs (reproduces Firefox on Intel machines)'
+zen\t'MKL\'s orders on AMD Zen CPUs (reproduces Firefox on AMD machines, Zen 1 to 5)'"
+complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from translate" -l pack-dir -d 'Keep packs in this folder (one subfolder per model) instead of next to the models' -r -F
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from translate" -l corpus -d 'Posts to send, one per line: `from<TAB>to<TAB>text` (`\\n` in a text is a line break)' -r -F
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from translate" -s n -l requests -d 'Requests of the throughput phase (the corpus is repeated as needed)' -r
-complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from translate" -l threads -d 'Compute threads (default: one per physical core)' -r
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from translate" -l clients -d 'Concurrent clients, each sending one post and waiting for its translation' -r
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from translate" -l max-batch -d 'Most sentences of one model decoded together' -r
-complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from translate" -l arithmetic -d 'Integer arithmetic of the int8 products: auto (what Firefox computes on this CPU), saturating or exact' -r -f -a "auto\t''
-saturating\t''
-exact\t''"
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from translate" -l latency-requests -d 'Requests of the idle-latency phase (one at a time)' -r
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from translate" -l out -d 'Per request: direction, characters, latency in ms (TSV)' -r -F
-complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from translate" -l shortlist -d 'Restrict each sentence\'s output to the lexical shortlist'
+complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from translate" -l shortlist -d 'Restrict each sentence\'s output words to the model\'s lexical shortlist (`lex.*.s2t.bin`): faster, slightly different output. Off by default, as in Firefox'
+complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from translate" -l no-pack -d 'Read the model files into memory at every start instead of mapping their pack (`model.reseam`, written on first use next to the model, or in ~/.cache/reseam/packed when the model folder is read-only)'
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from translate" -l skip-latency -d 'Skip the idle-latency phase'
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from translate" -l preload -d 'Load every model before timing (always done: the flag is kept for the seed\'s BENCH_PRELOAD=1)'
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from translate" -l json -d 'Print the summary as one JSON object'
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from translate" -s v -l verbose -d 'More detail (with --version: kernels and CPU features)'
-complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from translate" -s h -l help -d 'Print help'
+complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from translate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from serve" -l url -d 'The server\'s root URL' -r
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from serve" -l corpus -d 'Posts to send, one per line: `from<TAB>to<TAB>text` (`\\n` in a text is a line break)' -r -F
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from serve" -s n -l requests -d 'Requests to send (the corpus is repeated as needed)' -r
@@ -265,16 +271,16 @@ complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_sub
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from models" -l seed -d 'Seed of the synthetic weights, vocabularies and shortlists' -r
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from models" -l sentence -d 'The sentence every model translates' -r
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from models" -l threads -d 'Compute threads (default: one per physical core)' -r
-complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from models" -l arithmetic -d 'Integer arithmetic of the int8 products: auto (what Firefox computes on this CPU), saturating or exact' -r -f -a "auto\t''
-saturating\t''
-exact\t''"
+complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from models" -l arithmetic -d 'Integer arithmetic of the int8 products (see `reseam translate --help`)' -r -f -a "auto\t'What Firefox computes on this CPU: exact on CPUs with AVX-512 VNNI or AVX-VNNI and on ARM64, saturating on other x86 CPUs (SSSE3, AVX2, AVX-512BW)'
+saturating\t'Each pair of int8 products saturates to int16 before it is summed, as intgemm and Firefox compute with `maddubs`: reproduces Firefox on AVX2 machines'
+exact\t'Exact int32 sums, as VNNI, AMX and ARM64 dot products compute: the same output on every CPU'"
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from models" -l pack-dir -d 'Keep packs in this folder (one subfolder per model) instead of next to the models' -r -F
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from models" -l phase -d 'Run one measured phase in this process and print its JSON (what the parent runs)' -r -f -a "cold\t''
 warm\t''"
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from models" -l skip-cold -d 'Skip the cold-cache load'
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from models" -l json -d 'Print the figures as one JSON object'
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from models" -s v -l verbose -d 'More detail (with --version: kernels and CPU features)'
-complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from models" -s h -l help -d 'Print help'
+complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from models" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "memory" -d 'Memory read bandwidth: all cores stream a buffer much larger than the caches'
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "llm" -d 'int8 decode and prefill of a random-weight model at a real shape (made in memory), against the memory bandwidth and the int8 GEMM throughput measured in the same run'
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "speculate" -d 'The speculative-decoding cost model at a real shape: a random target (Llama-3.2-1B by default) with two drafts of its vocabulary, itself and a ~10x smaller random model; measured speedup against the prediction from the measured acceptance and c, per k'

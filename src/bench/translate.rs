@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::translate::{ArithmeticChoice, Service, TranslateError, TranslateOptions, Translator};
+use crate::translate::{Service, TranslateError, TranslateOptions, Translator};
 
 /// One post of the corpus.
 #[derive(Clone, Debug)]
@@ -77,13 +77,10 @@ pub fn read_corpus(path: &Path) -> Result<Vec<Post>, Error> {
 /// How the benchmark runs.
 #[derive(Clone, Debug)]
 pub struct Options {
-    pub models: PathBuf,
+    /// The models folder and the engine's settings, as `translate` takes them.
+    pub engine: TranslateOptions,
     pub requests: usize,
-    pub threads: usize,
     pub clients: usize,
-    pub max_batch: usize,
-    pub arithmetic: ArithmeticChoice,
-    pub shortlist: bool,
     pub skip_latency: bool,
     /// Requests of the idle-latency phase.
     pub latency_requests: usize,
@@ -157,13 +154,8 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 /// Runs both phases. `progress(done, total)` is called as requests finish.
 pub fn run(posts: &[Post], opts: &Options, progress: &(dyn Fn(usize, usize) + Sync)) -> Result<Report, Error> {
     let load = Instant::now();
-    let arith = opts.arithmetic.resolve();
-    let mut base = TranslateOptions::new(&opts.models, "", "");
-    base.threads = opts.threads;
-    base.max_batch = opts.max_batch.max(1);
-    base.arithmetic = opts.arithmetic;
-    base.shortlist = opts.shortlist;
-    let service = Service::open(base, None)?;
+    let arith = opts.engine.arithmetic.resolve();
+    let service = Service::open(opts.engine.clone(), None)?;
     let engine = service.engine().clone();
     let (tr, models) = translators(posts, &service)?;
     let load_s = load.elapsed().as_secs_f64();
@@ -242,10 +234,10 @@ pub fn run(posts: &[Post], opts: &Options, progress: &(dyn Fn(usize, usize) + Sy
         anon_mb: mem.anon_mb,
         threads: engine.threads(),
         clients: opts.clients.max(1),
-        max_batch: opts.max_batch.max(1),
+        max_batch: opts.engine.max_batch.max(1),
         isa: engine.kernels().kernel_for(arith).name().into(),
         arithmetic: format!("{arith:?}").to_lowercase(),
-        shortlist: opts.shortlist,
+        shortlist: opts.engine.shortlist,
         samples,
     })
 }

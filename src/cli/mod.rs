@@ -4,6 +4,7 @@
 mod bench;
 mod bench_gemm;
 mod detect;
+mod engine;
 mod fetch;
 mod generate;
 mod health;

@@ -4,9 +4,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use reseam::serve::{ServeOptions, log::Level};
-use reseam::translate::ArithmeticChoice;
 
-use super::translate::{Arith, MklOrders, PackArgs};
+use reseam::translate::TranslateOptions;
+
+use super::engine::EngineArgs;
 
 /// Serves translation over HTTP: the reseam API, and the LibreTranslate, DeepL, DeepLX,
 /// MTranServer, Immersive Translate, Kiss Translator and mozilla/translation-service APIs.
@@ -31,10 +32,8 @@ use super::translate::{Arith, MklOrders, PackArgs};
     Exit codes: 0 after a clean shutdown, 1 on a failure, 2 on a bad setting (a port in use,\n  \
     a token file that cannot be read, no models folder).")]
 pub struct Args {
-    /// Folder of `<from>-<to>/` model folders (as `reseam fetch` writes them) [default: the
-    /// user data directory's reseam/models, e.g. ~/.local/share/reseam/models].
-    #[arg(long, env = "MODELS_DIR", value_name = "DIR")]
-    pub models: Option<PathBuf>,
+    #[command(flatten)]
+    pub engine: EngineArgs,
 
     /// Address to listen on (`::` for every IPv6 and IPv4 address).
     #[arg(long, env = "HOST", default_value = "0.0.0.0")]
@@ -43,10 +42,6 @@ pub struct Args {
     /// Port to listen on (0: any free port, printed on stderr).
     #[arg(long, env = "PORT", default_value_t = 8080)]
     pub port: u16,
-
-    /// Compute threads (default: one per physical core).
-    #[arg(long, env = "THREADS", value_name = "N", default_value_t = 0, hide_default_value = true)]
-    pub threads: usize,
 
     /// Most sentences of one model decoded together in one step; an eighth of them are kept
     /// for light requests (a few sentences), which then start at once while heavy ones fill the
@@ -116,10 +111,6 @@ pub struct Args {
     #[arg(long, env = "DRAIN_SECONDS", value_name = "SECS", default_value_t = 25)]
     pub drain_seconds: u64,
 
-    /// Pin compute thread i to core N + i (Linux).
-    #[arg(long, env = "PIN_FROM_CORE", value_name = "N")]
-    pub pin_from_core: Option<usize>,
-
     /// Load and page in every model at startup; /ready answers 200 once done. Without it
     /// models load on first use (and /ready is 200 at once).
     #[arg(long, env = "PRELOAD", value_parser = clap::builder::BoolishValueParser::new())]
@@ -144,32 +135,14 @@ pub struct Args {
     #[arg(long, env = "TRANSLATE_TOKEN_FILE", value_name = "FILE")]
     pub token_file: Option<PathBuf>,
 
-    /// Restrict output words to each model's lexical shortlist: faster, slightly different
-    /// output. Off by default, as in Firefox.
-    #[arg(long, env = "RESEAM_SHORTLIST", value_parser = clap::builder::BoolishValueParser::new())]
-    pub shortlist: bool,
-
-    /// Integer arithmetic of the int8 products (see `reseam translate --help`).
-    #[arg(long, env = "RESEAM_MT_ARITHMETIC", value_enum, default_value_t = Arith::Auto)]
-    pub arithmetic: Arith,
-
-    /// Summation orders of the float attention products: MKL's on Intel or on AMD (Zen) CPUs,
-    /// `auto` this CPU's (see `reseam translate --help`).
-    #[arg(long, env = "RESEAM_MT_MKL", value_enum, default_value_t = MklOrders::Auto)]
-    pub mkl: MklOrders,
-
     /// Least severe messages logged: one `info` line per request (route, status, duration,
     /// text and byte counts; never the texts), `debug` for more.
     #[arg(long, env = "LOG_LEVEL", value_enum, default_value_t = Level::Info, ignore_case = true)]
     pub log_level: Level,
-
-    #[command(flatten)]
-    pub pack: PackArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    args.mkl.apply();
-    let models = args.models.unwrap_or_else(reseam::paths::default_models_dir);
+    let models = args.engine.models_dir();
     if !models.is_dir() {
         return Err(reseam::error::UsageError(format!(
             "{}: no models folder here; `reseam fetch LANGS` installs models, --models (MODELS_DIR) names another folder",
@@ -177,12 +150,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ))
         .into());
     }
+    let engine = TranslateOptions { models, max_batch: args.max_batch as usize, ..args.engine.options("", "") };
     let opts = ServeOptions {
-        models,
+        engine,
         host: args.host,
         port: args.port,
-        threads: args.threads,
-        max_batch: args.max_batch as usize,
         max_texts: args.max_texts,
         max_chars: args.max_chars,
         max_pieces: args.max_pieces,
@@ -194,20 +166,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         admin_port: args.admin_port,
         read_timeout: Duration::from_secs(args.read_timeout),
         drain: Duration::from_secs(args.drain_seconds),
-        pin_from_core: args.pin_from_core,
         preload: args.preload,
         idle_seconds: args.idle_seconds,
         token: args.token,
         token_file: args.token_file,
         credentials_dir: std::env::var_os("CREDENTIALS_DIRECTORY").map(PathBuf::from),
-        arithmetic: match args.arithmetic {
-            Arith::Auto => ArithmeticChoice::Auto,
-            Arith::Saturating => ArithmeticChoice::Saturating,
-            Arith::Exact => ArithmeticChoice::Exact,
-        },
-        shortlist: args.shortlist,
-        no_pack: args.pack.no_pack,
-        pack_dir: args.pack.pack_dir,
         log_level: args.log_level,
     };
     reseam::serve::run(&opts, |_| {})?;

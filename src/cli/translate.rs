@@ -4,42 +4,9 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use reseam::translate::records::{self, AUTO, Framing};
-use reseam::translate::{ArithmeticChoice, Service, TranslateOptions};
+use reseam::translate::{Service, TranslateOptions};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Arith {
-    /// What Firefox computes on this CPU: exact on CPUs with AVX-512 VNNI or AVX-VNNI and on
-    /// ARM64, saturating on other x86 CPUs (SSSE3, AVX2, AVX-512BW).
-    Auto,
-    /// Each pair of int8 products saturates to int16 before it is summed, as intgemm and Firefox
-    /// compute with `maddubs`: reproduces Firefox on AVX2 machines.
-    Saturating,
-    /// Exact int32 sums, as VNNI, AMX and ARM64 dot products compute: the same output on every CPU.
-    Exact,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum MklOrders {
-    /// What Firefox computes on this CPU: MKL's AMD orders on AMD CPUs with AVX2 (Zen), its
-    /// Intel orders elsewhere.
-    Auto,
-    /// MKL's orders on Intel CPUs (reproduces Firefox on Intel machines).
-    Intel,
-    /// MKL's orders on AMD Zen CPUs (reproduces Firefox on AMD machines, Zen 1 to 5).
-    Zen,
-}
-
-impl MklOrders {
-    /// Makes the choice the process's: every translation after this uses it.
-    pub fn apply(self) {
-        use reseam::marian::layers::attention::Mkl;
-        Mkl::set_process(match self {
-            MklOrders::Auto => Mkl::of_this_cpu(),
-            MklOrders::Intel => Mkl::Intel,
-            MklOrders::Zen => Mkl::Zen,
-        });
-    }
-}
+use super::engine::EngineArgs;
 
 /// Translates text from standard input to standard output, line by line.
 ///
@@ -62,45 +29,17 @@ pub struct Args {
     /// Target language code, e.g. `en`.
     pub to: String,
 
-    /// A model folder, or a folder of `<from>-<to>/` model folders [default: the user data
-    /// directory's reseam/models, e.g. ~/.local/share/reseam/models].
-    #[arg(long, env = "MODELS_DIR", value_name = "DIR")]
-    pub models: Option<PathBuf>,
+    #[command(flatten)]
+    pub engine: EngineArgs,
 
     /// The model file to use when the folder holds several (by default the int8
     /// `model.*.intgemm.alphas.bin`, as Firefox). A name inside the folder or a path.
     #[arg(long, env = "RESEAM_MODEL", value_name = "FILE")]
     pub model: Option<PathBuf>,
 
-    /// Restrict each sentence's output words to the model's lexical shortlist
-    /// (`lex.*.s2t.bin`): faster, slightly different output. Off by default, as in Firefox.
-    #[arg(long, env = "RESEAM_SHORTLIST", value_parser = clap::builder::BoolishValueParser::new())]
-    pub shortlist: bool,
-
-    /// Integer arithmetic of the int8 products. Firefox's results depend on the CPU: `auto`
-    /// matches Firefox on this machine, `exact` gives the same output everywhere.
-    #[arg(long, env = "RESEAM_MT_ARITHMETIC", value_enum, default_value_t = Arith::Auto)]
-    pub arithmetic: Arith,
-
-    /// Summation orders of the float attention products. Firefox's engine sums them with Intel's
-    /// MKL, whose orders differ between Intel and AMD CPUs, so its output does too (at near-ties):
-    /// `auto` matches Firefox on this machine, `intel` or `zen` Firefox on such a machine.
-    #[arg(long, env = "RESEAM_MT_MKL", value_enum, default_value_t = MklOrders::Auto)]
-    pub mkl: MklOrders,
-
     /// Most sentences translated together (larger is faster; the output does not change).
     #[arg(long, env = "RESEAM_MT_BATCH", default_value_t = 64, value_parser = clap::value_parser!(u16).range(1..))]
     pub batch: u16,
-
-    /// Compute threads (default: one per physical core). Sentences of all input lines share
-    /// them; the output does not change.
-    #[arg(long, env = "THREADS", value_name = "N", default_value_t = 0, hide_default_value = true)]
-    pub threads: usize,
-
-    /// Pin compute thread i to core N + i (Linux), e.g. to keep a server off the cores of
-    /// another process.
-    #[arg(long, env = "PIN_FROM_CORE", value_name = "N")]
-    pub pin_from_core: Option<usize>,
 
     /// Print every layer's values to stderr in the format of Marian's debug() messages, to
     /// compare with Marian layer by layer.
@@ -152,29 +91,11 @@ pub struct Args {
     pub languages: Vec<String>,
 
     #[command(flatten)]
-    pub pack: PackArgs,
-
-    #[command(flatten)]
     pub source: super::fetch::SourceArgs,
 }
 
-/// How translation models are loaded (shared by `translate`, `pack` and `bench models`).
-#[derive(clap::Args, Debug, Clone)]
-pub struct PackArgs {
-    /// Read the model files into memory at every start instead of mapping their pack
-    /// (`model.reseam`, written on first use next to the model, or in
-    /// ~/.cache/reseam/packed when the model folder is read-only).
-    #[arg(long, env = "RESEAM_NO_PACK", value_parser = clap::builder::BoolishValueParser::new())]
-    pub no_pack: bool,
-
-    /// Keep packs in this folder (one subfolder per model) instead of next to the models.
-    #[arg(long, env = "RESEAM_PACK_DIR", value_name = "DIR")]
-    pub pack_dir: Option<PathBuf>,
-}
-
 pub fn run(args: Args, verbose: bool) -> anyhow::Result<()> {
-    args.mkl.apply();
-    let models = args.models.unwrap_or_else(reseam::paths::default_models_dir);
+    let models = args.engine.models_dir();
     let fetch = (!args.offline).then(|| args.source.options(models.clone(), verbose));
     let framing = match (args.jsonl, args.null_data) {
         (true, _) => Framing::Jsonl,
@@ -188,25 +109,13 @@ pub fn run(args: Args, verbose: bool) -> anyhow::Result<()> {
         .then(|| super::detect::detector(&args.languages, Some(models.clone())))
         .transpose()?;
     let opts = TranslateOptions {
-        models,
         model_file: args.model,
-        from: args.from,
-        to: args.to,
-        shortlist: args.shortlist,
-        arithmetic: match args.arithmetic {
-            Arith::Auto => ArithmeticChoice::Auto,
-            Arith::Saturating => ArithmeticChoice::Saturating,
-            Arith::Exact => ArithmeticChoice::Exact,
-        },
         debug: args.debug,
         max_batch: args.batch as usize,
-        threads: args.threads,
-        pin_from_core: args.pin_from_core,
         raw: args.raw,
         split_sentences: !args.no_split,
         fetch,
-        no_pack: args.pack.no_pack,
-        pack_dir: args.pack.pack_dir,
+        ..args.engine.options(&args.from, &args.to)
     };
     let (from, to) = (opts.from.clone(), opts.to.clone());
     // One engine for every pair this run meets.

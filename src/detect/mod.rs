@@ -291,7 +291,7 @@ pub fn installed_languages(models: &Path) -> Vec<String> {
     if let Ok(entries) = std::fs::read_dir(models) {
         for entry in entries.filter_map(Result::ok) {
             let name = entry.file_name().to_string_lossy().into_owned();
-            let Some((from, to)) = split_pair(&name) else { continue };
+            let Some((from, to)) = crate::fetch::lang::pair_name(&name) else { continue };
             if crate::marian::find(models, from, to, None).is_ok() {
                 langs.extend([from.to_string(), to.to_string()]);
             }
@@ -327,18 +327,6 @@ fn writes_in(language: Language) -> Option<whatlang::Script> {
         }
         _ => None,
     }
-}
-
-/// `es-en` → (`es`, `en`), `zh-Hant-en` → (`zh-Hant`, `en`), `en-pt-BR` → (`en`, `pt-BR`): a
-/// folder name cut where one side is English (every Firefox model has English on one side, and
-/// tags hold hyphens themselves); None for other names.
-fn split_pair(name: &str) -> Option<(&str, &str)> {
-    let is_en = |t: &str| crate::fetch::lang::tags_match(t, crate::fetch::lang::PIVOT);
-    let valid = crate::fetch::lang::is_valid;
-    (1..name.len()).filter(|&i| name.as_bytes()[i] == b'-').find_map(|i| {
-        let (a, b) = (&name[..i], &name[i + 1..]);
-        (valid(a) && valid(b) && (is_en(a) || is_en(b))).then_some((a, b))
-    })
 }
 
 /// The pair of a single model folder given as the models folder (`model.esen.*.bin`).

@@ -66,11 +66,15 @@ fn every_firefox_language_but_kannada_and_malayalam_is_known() {
 
 #[test]
 fn pair_folders_are_cut_where_english_is() {
+    let split_pair = crate::fetch::lang::pair_name;
     assert_eq!(split_pair("es-en"), Some(("es", "en")));
     assert_eq!(split_pair("zh-Hant-en"), Some(("zh-Hant", "en")));
     assert_eq!(split_pair("en-zh-Hant"), Some(("en", "zh-Hant")));
     assert_eq!(split_pair("en-pt-BR"), Some(("en", "pt-BR")));
-    assert_eq!(split_pair("es-de"), None);
+    // The registry's rule too: a pair without English of two plain tags.
+    assert_eq!(split_pair("es-de"), Some(("es", "de")));
+    assert_eq!(split_pair("zh-Hant-de"), None);
+    assert_eq!(split_pair("tiny-esen"), None);
     assert_eq!(split_pair("models"), None);
 }
 

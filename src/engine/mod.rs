@@ -23,6 +23,7 @@ use std::time::Duration;
 use reseam_kernels::{Arithmetic, Kernels};
 
 use crate::marian::Model;
+use crate::marian::layers::attention::Mkl;
 use crate::marian::search::{DecodeError, SearchOptions};
 use crate::text::Aligned;
 use crate::vocab::VocabError;
@@ -37,6 +38,8 @@ pub struct EngineOptions {
     /// Most sentences of one model in one decoder step.
     pub max_batch: usize,
     pub arithmetic: Arithmetic,
+    /// Whose summation orders the attention products reproduce (MKL's on Intel or AMD CPUs).
+    pub mkl: Mkl,
     /// Print per-layer values (Marian's `debug()`); forces one sentence per step and one thread,
     /// so the dump reads like Marian's.
     pub debug: bool,
@@ -64,6 +67,7 @@ impl Default for EngineOptions {
             threads: 0,
             max_batch: 64,
             arithmetic: Kernels::firefox_arithmetic(),
+            mkl: Mkl::current(),
             debug: false,
             pin_from_core: None,
             release_after: Some(Duration::from_secs(5)),

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::marian::PIVOT;
+use crate::fetch::lang;
 use crate::marian::{LoadOptions, Model, ModelError, ModelFiles, find};
 
 /// How the registry loads and keeps models.
@@ -154,12 +154,7 @@ fn stamp(files: &ModelFiles) -> Option<Stamp> {
         .collect()
 }
 
-/// `es-en` → (`es`, `en`).
-pub fn pair_name(name: &str) -> Option<(&str, &str)> {
-    let (a, b) = name.split_once('-')?;
-    let ok = |s: &str| (2..=3).contains(&s.len()) && s.chars().all(|c| c.is_ascii_lowercase());
-    (ok(a) && ok(b)).then_some((a, b))
-}
+pub use crate::fetch::lang::pair_name;
 
 impl Registry {
     /// Lists the models under `dir`; with `preload`, loads and touches every one of them.
@@ -370,26 +365,23 @@ impl Registry {
     /// The models a sentence goes through from `from` to `to`: the direct model, else
     /// `from`→en and en→`to`.
     pub fn route(&self, from: &str, to: &str) -> Result<Vec<Arc<Model>>, RegistryError> {
-        let has = |a: &str, b: &str| self.lock().contains_key(&(a.to_string(), b.to_string()));
-        if has(from, to) {
-            return Ok(vec![self.get(from, to)?]);
-        }
-        if from != PIVOT && to != PIVOT && has(from, PIVOT) && has(PIVOT, to) {
-            return Ok(vec![self.get(from, PIVOT)?, self.get(PIVOT, to)?]);
-        }
-        Err(self.no_route(from, to))
+        let pairs = lang::route(from, to, |a, b| self.has(a, b)).map_err(|_| self.no_route(from, to))?;
+        pairs.iter().map(|(a, b)| self.get(a, b)).collect()
+    }
+
+    /// The installed pair `a`→`b`, if it is one.
+    fn has(&self, a: &str, b: &str) -> Option<(String, String)> {
+        let key = (a.to_string(), b.to_string());
+        self.lock().contains_key(&key).then_some(key)
     }
 
     /// Every target reachable from `from` by [`Registry::route`]: direct pairs, and through
     /// English; sorted.
     pub fn targets(&self, from: &str) -> Vec<String> {
-        let pairs = self.pairs();
-        let mut out: Vec<String> = pairs.iter().filter(|(a, _)| a == from).map(|(_, b)| b.clone()).collect();
-        if from != PIVOT && pairs.iter().any(|(a, b)| a == from && b == PIVOT) {
-            out.extend(pairs.iter().filter(|(a, b)| a == PIVOT && b != from).map(|(_, b)| b.clone()));
-        }
+        let mut out: Vec<String> = self.pairs().into_iter().map(|(_, b)| b).filter(|b| b != from).collect();
         out.sort();
         out.dedup();
+        out.retain(|to| lang::route(from, to, |a, b| self.has(a, b)).is_ok());
         out
     }
 

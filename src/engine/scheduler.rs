@@ -402,6 +402,7 @@ impl Scheduler {
             usize::MAX
         };
         let mut rt = Runtime::new(self.kernels, self.opts.arithmetic, self.opts.debug);
+        rt.mkl = self.opts.mkl;
         let models = &self.models;
         let parts = &mut self.parts;
         if parts.len() == 1 || parts.iter().filter(|p| p.rows() > 0).count() <= 1 {

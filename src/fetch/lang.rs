@@ -3,6 +3,22 @@
 /// English: every Mozilla model has it on one side, and other pairs pivot through it.
 pub const PIVOT: &str = "en";
 
+/// The pivot rule, the only one (Firefox's `getRecordsForTranslatingToAndFromPair`): the direct
+/// pair, else `from`→English and English→`to`, never through English when one side is English.
+/// `find` looks one direction up (installed folders, the registry's models, a source's records);
+/// Err names the first direction missing.
+pub fn route<T>(from: &str, to: &str, find: impl Fn(&str, &str) -> Option<T>) -> Result<Vec<T>, (String, String)> {
+    if let Some(p) = find(from, to) {
+        return Ok(vec![p]);
+    }
+    if tags_match(from, PIVOT) || tags_match(to, PIVOT) {
+        return Err((from.to_string(), to.to_string()));
+    }
+    let first = find(from, PIVOT).ok_or((from.to_string(), PIVOT.to_string()))?;
+    let second = find(PIVOT, to).ok_or((PIVOT.to_string(), to.to_string()))?;
+    Ok(vec![first, second])
+}
+
 /// `TranslationsUtils.langTagsMatch`: the same tag, or the same primary language with the same
 /// script once a missing script is filled in from likely subtags (`zh` = `zh-Hans`, `zh-TW` =
 /// `zh-Hant`, `sr` = `sr-Cyrl`). Firefox compares the primary subtags case-sensitively; reseam
@@ -64,6 +80,21 @@ fn parse(tag: &str) -> Option<Tag> {
         }
     }
     Some(t)
+}
+
+/// A model folder's name as its pair, the one rule of every reader of a models folder (the
+/// registry, `detect`'s candidates, `pack`): `es-en`, `zh-Hant-en` → (`zh-Hant`, `en`), `en-pt-BR`
+/// are cut where both sides are language tags and one is English (every Firefox model has English
+/// on one side, and tags hold hyphens themselves); `es-de` (a model made elsewhere), two tags of
+/// two or three lowercase letters, at its hyphen.
+pub fn pair_name(name: &str) -> Option<(&str, &str)> {
+    let english = |t: &str| tags_match(t, PIVOT);
+    let mut cuts = name.match_indices('-').map(|(i, _)| (&name[..i], &name[i + 1..]));
+    cuts.find(|&(a, b)| is_valid(a) && is_valid(b) && (english(a) || english(b))).or_else(|| {
+        let (a, b) = name.split_once('-')?;
+        let plain = |s: &str| (2..=3).contains(&s.len()) && s.chars().all(|c| c.is_ascii_lowercase());
+        (plain(a) && plain(b)).then_some((a, b))
+    })
 }
 
 /// Whether `tag` is a well-formed language tag (what may name a folder or a record's language).

@@ -94,14 +94,8 @@ pub fn installed_pair(models: &Path, from: &str, to: &str) -> Result<Vec<PathBuf
             .map(|(_, _, p)| p.clone())
             .or_else(|| hand_made(&models.join(format!("{a}-{b}"))))
     };
-    if let Some(p) = find(from, to) {
-        return Ok(vec![p]);
-    }
-    if !lang::tags_match(from, PIVOT)
-        && !lang::tags_match(to, PIVOT)
-        && let (Some(a), Some(b)) = (find(from, PIVOT), find(PIVOT, to))
-    {
-        return Ok(vec![a, b]);
+    if let Ok(folders) = lang::route(from, to, find) {
+        return Ok(folders);
     }
     let hint = if lang::tags_match(from, PIVOT) || lang::tags_match(to, PIVOT) {
         format!("{from}-{to}")

@@ -7,7 +7,7 @@ use std::cmp::Ordering;
 use serde_json::Value;
 
 use super::jexl::{self, Env};
-use super::lang::{self, PIVOT};
+use super::lang;
 use super::version;
 
 /// Model major versions the current Firefox accepts (`LANGUAGE_MODEL_MAJOR_VERSION_MIN/MAX`, with
@@ -355,15 +355,7 @@ impl Offer {
     /// The pairs that serve `from`→`to`: the direct model, or two models through English (as
     /// Firefox's getRecordsForTranslatingToAndFromPair). Err names the first missing direction.
     pub fn route(&self, from: &str, to: &str) -> Result<Vec<&PairModels>, (String, String)> {
-        if let Some(p) = self.find(from, to) {
-            return Ok(vec![p]);
-        }
-        if lang::tags_match(from, PIVOT) || lang::tags_match(to, PIVOT) {
-            return Err((from.to_string(), to.to_string()));
-        }
-        let first = self.find(from, PIVOT).ok_or((from.to_string(), PIVOT.to_string()))?;
-        let second = self.find(PIVOT, to).ok_or((PIVOT.to_string(), to.to_string()))?;
-        Ok(vec![first, second])
+        lang::route(from, to, |a, b| self.find(a, b))
     }
 }
 

@@ -24,9 +24,6 @@ pub use packed::{LoadOptions, PackStatus};
 use shortlist::Shortlist;
 use transformer::Marian;
 
-/// The pivot language: every Firefox model has English on one side.
-pub const PIVOT: &str = "en";
-
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
     #[error(

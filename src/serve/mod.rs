@@ -37,7 +37,7 @@ use tokio::signal::unix::{SignalKind, signal};
 
 use crate::engine::registry::{RegistryError, RegistryOptions};
 use crate::engine::{Engine, EngineError, EngineOptions};
-use crate::translate::{ArithmeticChoice, TranslateOptions};
+use crate::translate::TranslateOptions;
 
 use self::conns::Conns;
 use self::core::{Core, Limits};
@@ -46,11 +46,11 @@ use self::http::{HttpOptions, Shared};
 /// Every setting of the server (the seed's table, and the limits it leaves implicit).
 #[derive(Clone, Debug)]
 pub struct ServeOptions {
-    pub models: PathBuf,
+    /// The models folder and the engine's settings (threads, pinning, arithmetic, MKL's orders,
+    /// MAX_BATCH, shortlist, packs), as every command that runs the engine takes them.
+    pub engine: TranslateOptions,
     pub host: String,
     pub port: u16,
-    pub threads: usize,
-    pub max_batch: usize,
     pub max_texts: usize,
     pub max_chars: usize,
     /// Most source pieces of one request's texts of one source language (0: no limit).
@@ -66,17 +66,12 @@ pub struct ServeOptions {
     pub pressure_idle_timeout: Duration,
     pub read_timeout: Duration,
     pub drain: Duration,
-    pub pin_from_core: Option<usize>,
     pub preload: bool,
     pub idle_seconds: u64,
     /// The token itself (TRANSLATE_TOKEN), a file holding it, systemd's credentials folder.
     pub token: Option<String>,
     pub token_file: Option<PathBuf>,
     pub credentials_dir: Option<PathBuf>,
-    pub arithmetic: ArithmeticChoice,
-    pub shortlist: bool,
-    pub no_pack: bool,
-    pub pack_dir: Option<PathBuf>,
     pub log_level: log::Level,
 }
 
@@ -116,34 +111,27 @@ impl ServeError {
 pub fn run(opts: &ServeOptions, on_listening: impl FnOnce(SocketAddr) + Send) -> Result<(), ServeError> {
     log::set_level(opts.log_level);
     let token = auth::configured(opts.token.as_deref(), opts.token_file.as_deref(), opts.credentials_dir.as_deref())?;
-    let arithmetic = opts.arithmetic.resolve();
+    let base = &opts.engine;
+    let max_batch = base.max_batch.max(1);
     let engine = Arc::new(Engine::new(&EngineOptions {
-        threads: opts.threads,
-        max_batch: opts.max_batch.max(1),
-        arithmetic,
         debug: false,
-        pin_from_core: opts.pin_from_core,
         release_after: (opts.idle_seconds > 0).then(|| Duration::from_secs(opts.idle_seconds)),
         // An eighth of the batch stays for light requests: many clients share this engine.
-        light_places: if opts.max_batch < 2 { 0 } else { (opts.max_batch / 8).max(1) },
+        light_places: if max_batch < 2 { 0 } else { (max_batch / 8).max(1) },
         notes: log::note,
         max_pieces: (opts.max_pieces > 0).then_some(opts.max_pieces),
+        ..base.engine_options()
     })?);
     let registry = RegistryOptions {
-        no_pack: opts.no_pack,
-        pack_dir: opts.pack_dir.clone(),
-        shortlist: opts.shortlist,
+        no_pack: base.no_pack,
+        pack_dir: base.pack_dir.clone(),
+        shortlist: base.shortlist,
         idle_seconds: opts.idle_seconds,
         preload: opts.preload,
         notes: log::note,
     };
-    let mut base = TranslateOptions::new(opts.models.clone(), "", "");
-    base.shortlist = opts.shortlist;
-    base.max_batch = opts.max_batch.max(1);
-    base.no_pack = opts.no_pack;
-    base.pack_dir = opts.pack_dir.clone();
     let limits = Limits { max_texts: opts.max_texts, max_chars: opts.max_chars };
-    let core = Arc::new(Core::new(opts.models.clone(), registry, engine, base, limits, token.is_some())?);
+    let core = Arc::new(Core::new(base.models.clone(), registry, engine, base.clone(), limits, token.is_some())?);
     let http = HttpOptions {
         http_threads: opts.http_threads.max(1),
         max_queue: opts.max_queue,

@@ -16,6 +16,7 @@ use reseam_kernels::{Arithmetic, Kernels};
 use crate::engine::registry::RegistryError;
 use crate::engine::{Engine, EngineError, EngineOptions};
 use crate::fetch::{FetchError, FetchOptions};
+use crate::marian::layers::attention::Mkl;
 use crate::marian::search::{DecodeError, SearchOptions};
 use crate::marian::{LoadOptions, Model, ModelError, ModelFiles};
 use crate::text::{self, Pipeline};
@@ -26,17 +27,19 @@ pub mod service;
 
 pub use service::Service;
 
-pub use crate::marian::PIVOT;
+pub use crate::fetch::lang::PIVOT;
 
 /// Which integer arithmetic the int8 products use.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum ArithmeticChoice {
-    /// What Firefox computes on this CPU class (exact with VNNI or on ARM64, else saturating).
+    /// What Firefox computes on this CPU: exact on CPUs with AVX-512 VNNI or AVX-VNNI and on
+    /// ARM64, saturating on other x86 CPUs (SSSE3, AVX2, AVX-512BW).
     #[default]
     Auto,
-    /// Pair-saturating, as Firefox/Bergamot on SSSE3/AVX2/AVX-512BW machines.
+    /// Each pair of int8 products saturates to int16 before it is summed, as intgemm and Firefox
+    /// compute with `maddubs`: reproduces Firefox on AVX2 machines.
     Saturating,
-    /// Exact int32 sums: the same output on every CPU.
+    /// Exact int32 sums, as VNNI, AMX and ARM64 dot products compute: the same output on every CPU.
     Exact,
 }
 
@@ -46,6 +49,30 @@ impl ArithmeticChoice {
             ArithmeticChoice::Auto => Kernels::firefox_arithmetic(),
             ArithmeticChoice::Saturating => Arithmetic::Saturating,
             ArithmeticChoice::Exact => Arithmetic::Exact,
+        }
+    }
+}
+
+/// Whose summation orders the float attention products reproduce.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum MklChoice {
+    /// What Firefox computes on this CPU: MKL's AMD orders on AMD CPUs with AVX2 (Zen), its
+    /// Intel orders elsewhere.
+    #[default]
+    Auto,
+    /// MKL's orders on Intel CPUs (reproduces Firefox on Intel machines).
+    Intel,
+    /// MKL's orders on AMD Zen CPUs (reproduces Firefox on AMD machines, Zen 1 to 5).
+    Zen,
+}
+
+impl MklChoice {
+    /// `Auto` is the process's orders ([`Mkl::current`]: this CPU's unless the process chose).
+    pub fn resolve(self) -> Mkl {
+        match self {
+            MklChoice::Auto => Mkl::current(),
+            MklChoice::Intel => Mkl::Intel,
+            MklChoice::Zen => Mkl::Zen,
         }
     }
 }
@@ -61,6 +88,7 @@ pub struct TranslateOptions {
     pub to: String,
     pub shortlist: bool,
     pub arithmetic: ArithmeticChoice,
+    pub mkl: MklChoice,
     /// Print per-layer values to stderr (Marian's `debug()` format).
     pub debug: bool,
     /// Most sentences of one model decoded together.
@@ -90,6 +118,7 @@ impl TranslateOptions {
             threads: self.threads,
             max_batch: self.max_batch.max(1),
             arithmetic: self.arithmetic.resolve(),
+            mkl: self.mkl.resolve(),
             debug: self.debug,
             pin_from_core: self.pin_from_core,
             ..EngineOptions::default()
@@ -107,6 +136,7 @@ impl TranslateOptions {
             to: to.into(),
             shortlist: false,
             arithmetic: ArithmeticChoice::Auto,
+            mkl: MklChoice::Auto,
             debug: false,
             max_batch: 64,
             threads: 0,

@@ -18,8 +18,9 @@ use super::{TranslateError, TranslateOptions, Translator};
 use crate::detect::{Detection, Detector};
 use crate::engine::Engine;
 use crate::engine::registry::{Registry, RegistryError, RegistryOptions};
+use crate::fetch::lang::PIVOT;
 use crate::fetch::lang::tags_match;
-use crate::marian::{Model, ModelError, PIVOT};
+use crate::marian::{Model, ModelError};
 
 /// The source language that asks for identification.
 pub const AUTO: &str = "auto";

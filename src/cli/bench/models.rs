@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use anyhow::Context;
+use clap::ValueEnum;
 use reseam::bench::models as bench;
 use reseam::marian::synthetic;
 use reseam::translate::ArithmeticChoice;
@@ -50,10 +51,9 @@ pub struct Args {
     #[arg(long, env = "THREADS", value_name = "N", default_value_t = 0, hide_default_value = true)]
     pub threads: usize,
 
-    /// Integer arithmetic of the int8 products: auto (what Firefox computes on this CPU),
-    /// saturating or exact.
-    #[arg(long, env = "RESEAM_MT_ARITHMETIC", value_name = "A", default_value = "auto", value_parser = ["auto", "saturating", "exact"])]
-    pub arithmetic: String,
+    /// Integer arithmetic of the int8 products (see `reseam translate --help`).
+    #[arg(long, env = "RESEAM_MT_ARITHMETIC", value_enum, default_value_t = ArithmeticChoice::Auto)]
+    pub arithmetic: ArithmeticChoice,
 
     /// Keep packs in this folder (one subfolder per model) instead of next to the models.
     #[arg(long, env = "RESEAM_PACK_DIR", value_name = "DIR")]
@@ -77,11 +77,7 @@ fn options(a: &Args, dir: &Path) -> bench::Options {
         dir: dir.to_path_buf(),
         pack_dir: a.pack_dir.clone(),
         threads: a.threads,
-        arithmetic: match a.arithmetic.as_str() {
-            "saturating" => ArithmeticChoice::Saturating,
-            "exact" => ArithmeticChoice::Exact,
-            _ => ArithmeticChoice::Auto,
-        },
+        arithmetic: a.arithmetic,
         sentence: a.sentence.clone(),
     }
 }
@@ -91,7 +87,8 @@ fn child<T: serde::de::DeserializeOwned>(a: &Args, dir: &Path, phase: &str) -> a
     let exe = std::env::current_exe().context("cannot find this program to run the measured phase")?;
     let mut c = Command::new(exe);
     c.args(["bench", "models", "--phase", phase, "--models"]).arg(dir);
-    c.args(["--threads", &a.threads.to_string(), "--arithmetic", &a.arithmetic, "--sentence", &a.sentence]);
+    let arithmetic = a.arithmetic.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_default();
+    c.args(["--threads", &a.threads.to_string(), "--arithmetic", &arithmetic, "--sentence", &a.sentence]);
     if let Some(p) = &a.pack_dir {
         c.arg("--pack-dir").arg(p);
     }

@@ -5,18 +5,18 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use reseam::bench::translate as bench;
-use reseam::translate::ArithmeticChoice;
+use reseam::translate::TranslateOptions;
 
 use crate::cli::UsageError;
+use crate::cli::engine::EngineArgs;
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:\n  \
     reseam bench translate --models ~/.local/share/reseam/models --corpus posts.tsv\n  \
     reseam bench translate --corpus posts.tsv --clients 64 -n 5000 --out latency.tsv --json")]
 pub struct Args {
-    /// The models folder: a folder of `<from>-<to>/` model folders (or one model folder).
-    #[arg(long, env = "MODELS_DIR", value_name = "DIR")]
-    pub models: Option<PathBuf>,
+    #[command(flatten)]
+    pub engine: EngineArgs,
 
     /// Posts to send, one per line: `from<TAB>to<TAB>text` (`\n` in a text is a line break).
     #[arg(long, env = "BENCH_CORPUS", value_name = "FILE")]
@@ -26,10 +26,6 @@ pub struct Args {
     #[arg(short = 'n', long = "requests", env = "BENCH_REQUESTS", value_name = "N", default_value_t = 3000)]
     pub requests: usize,
 
-    /// Compute threads (default: one per physical core).
-    #[arg(long, env = "THREADS", value_name = "N", default_value_t = 0, hide_default_value = true)]
-    pub threads: usize,
-
     /// Concurrent clients, each sending one post and waiting for its translation.
     #[arg(long, env = "BENCH_CLIENTS", value_name = "N", default_value_t = 64)]
     pub clients: usize,
@@ -37,15 +33,6 @@ pub struct Args {
     /// Most sentences of one model decoded together.
     #[arg(long, env = "MAX_BATCH", value_name = "N", default_value_t = 64)]
     pub max_batch: usize,
-
-    /// Integer arithmetic of the int8 products: auto (what Firefox computes on this CPU),
-    /// saturating or exact.
-    #[arg(long, env = "RESEAM_MT_ARITHMETIC", value_name = "A", default_value = "auto", value_parser = ["auto", "saturating", "exact"])]
-    pub arithmetic: String,
-
-    /// Restrict each sentence's output to the lexical shortlist.
-    #[arg(long, env = "RESEAM_SHORTLIST", value_parser = clap::builder::BoolishValueParser::new())]
-    pub shortlist: bool,
 
     /// Skip the idle-latency phase.
     #[arg(long, env = "BENCH_SKIP_LATENCY", value_parser = clap::builder::BoolishValueParser::new())]
@@ -75,17 +62,9 @@ pub fn run(a: Args, out: &mut dyn Write) -> anyhow::Result<()> {
     }
     let posts = bench::read_corpus(&a.corpus)?;
     let opts = bench::Options {
-        models: a.models.unwrap_or_else(reseam::paths::default_models_dir),
+        engine: TranslateOptions { max_batch: a.max_batch, ..a.engine.options("", "") },
         requests: a.requests,
-        threads: a.threads,
         clients: a.clients,
-        max_batch: a.max_batch,
-        arithmetic: match a.arithmetic.as_str() {
-            "saturating" => ArithmeticChoice::Saturating,
-            "exact" => ArithmeticChoice::Exact,
-            _ => ArithmeticChoice::Auto,
-        },
-        shortlist: a.shortlist,
         skip_latency: a.skip_latency,
         latency_requests: a.latency_requests,
     };

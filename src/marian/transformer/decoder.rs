@@ -7,7 +7,7 @@
 use reseam_kernels::ShapeError;
 
 use super::{EncoderOut, Marian, Runtime, ShortOutput, Workspace, dump, dump_layer, ffn, fused, grow, linear};
-use crate::marian::layers::attention::{View, attend};
+use crate::marian::layers::attention::{View, attend_with};
 use crate::marian::layers::norm::add_layer_norm;
 use reseam_kernels::cephes::sigmoid_ps;
 
@@ -120,8 +120,9 @@ impl Marian {
                 let enc = &st.state().enc;
                 let kv = &enc.kv[l];
                 // Every head of the query at once: their softmaxes run side by side.
-                attend(
+                attend_with(
                     rt.kernels,
+                    rt.mkl,
                     heads,
                     View { data: &q[r * d..(r + 1) * d], stride: d, col: 0 },
                     1,

@@ -12,7 +12,7 @@ use std::ops::Range;
 use reseam_kernels::ShapeError;
 
 use super::{Marian, Runtime, Workspace, dump, dump_layer, ffn, fused, grow, linear};
-use crate::marian::layers::attention::{View, attend};
+use crate::marian::layers::attention::{View, attend_with};
 use crate::marian::layers::norm::add_layer_norm;
 
 /// One sentence's encoder result, in the form the decoder reads it: for every decoder layer, the
@@ -60,8 +60,9 @@ impl Marian {
                 let base = &qkv[g.start * 3 * d..g.end * 3 * d];
                 let view = |col| View { data: base, stride: 3 * d, col };
                 // Every head of the sentence at once: their softmaxes run side by side.
-                attend(
+                attend_with(
                     rt.kernels,
+                    rt.mkl,
                     heads,
                     view(0),
                     len,

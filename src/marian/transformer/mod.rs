@@ -24,6 +24,7 @@ pub use weights::WeightError;
 
 use crate::marian::binary::Item;
 use crate::marian::config::Config;
+use crate::marian::layers::attention::Mkl;
 use crate::marian::layers::debug;
 use crate::marian::layers::linear::{Int8Scratch, Linear, Products};
 use crate::marian::layers::position::PositionTable;
@@ -47,15 +48,18 @@ pub struct Runtime<'k> {
     pub kernels: &'k Kernels,
     pub arith: Arithmetic,
     pub debug: bool,
+    /// Whose summation orders the attention products reproduce (MKL's on Intel or on AMD CPUs),
+    /// chosen per engine beside the arithmetic.
+    pub mkl: Mkl,
     /// Latency mode: split each large product's columns over this pool (see
     /// [`crate::marian::layers::linear::Products`]). The output does not change.
     pub columns: Option<&'k rayon::ThreadPool>,
 }
 
 impl<'k> Runtime<'k> {
-    /// One sentence at a time on the calling thread.
+    /// One sentence at a time on the calling thread, in the orders of [`Mkl::current`].
     pub fn new(kernels: &'k Kernels, arith: Arithmetic, debug: bool) -> Runtime<'k> {
-        Runtime { kernels, arith, debug, columns: None }
+        Runtime { kernels, arith, debug, mkl: Mkl::current(), columns: None }
     }
 
     pub fn products(&self) -> Products<'k> {

@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 use serde_json::json;
 
 use super::Reply;
-use crate::marian::PIVOT;
+use crate::fetch::lang::PIVOT;
 use crate::serve::core::{Core, Job};
 use crate::serve::error::ApiError;
 use crate::serve::params::Params;
