@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::registry::{self, Registry, RegistryError, RegistryOptions};
 use crate::engine::{Engine, EngineOptions};
 use crate::marian::synthetic::{self, Arch};
-use crate::marian::{ModelFiles, VocabFiles, packed};
+use crate::marian::{LoadOptions, ModelFiles, VocabFiles, packed};
 use crate::pack::cache::WriteError;
 use crate::procfs::Memory;
 use crate::translate::{ArithmeticChoice, TranslateError, TranslateOptions, Translator};
@@ -216,7 +216,8 @@ pub struct Options {
 
 fn registry_options(o: &Options) -> RegistryOptions {
     // Idle is decided here (`release_older_than`), not by a timer.
-    RegistryOptions { pack_dir: o.pack_dir.clone(), idle_seconds: 0, ..RegistryOptions::default() }
+    let load = LoadOptions { pack_dir: o.pack_dir.clone(), ..LoadOptions::default() };
+    RegistryOptions { load, idle_seconds: 0, ..RegistryOptions::default() }
 }
 
 /// Every installed model, loaded.

@@ -15,12 +15,8 @@ use crate::marian::{LoadOptions, Model, ModelError, ModelFiles, find};
 /// How the registry loads and keeps models.
 #[derive(Clone, Debug)]
 pub struct RegistryOptions {
-    /// Read model files into memory instead of mapping packs.
-    pub no_pack: bool,
-    /// Where packs go instead of next to the models.
-    pub pack_dir: Option<PathBuf>,
-    /// Load the shortlists too.
-    pub shortlist: bool,
+    /// How each model is loaded (shortlist, packs or memory, where packs go).
+    pub load: LoadOptions,
     /// Seconds a model may go unused before it gives its pages back; 0 keeps everything resident.
     pub idle_seconds: u64,
     /// Load every installed model at open, and read every page of it.
@@ -49,14 +45,7 @@ pub fn notes_to_stderr(level: Note, message: &str) {
 
 impl Default for RegistryOptions {
     fn default() -> Self {
-        RegistryOptions {
-            no_pack: false,
-            pack_dir: None,
-            shortlist: false,
-            idle_seconds: 300,
-            preload: false,
-            notes: notes_to_stderr,
-        }
+        RegistryOptions { load: LoadOptions::default(), idle_seconds: 300, preload: false, notes: notes_to_stderr }
     }
 }
 
@@ -229,7 +218,7 @@ impl Registry {
 
     /// Removes the temporary packs a killed packer left where this registry's packs go.
     fn remove_stale_temporaries(&self) {
-        if self.opts.no_pack {
+        if self.opts.load.no_pack {
             return;
         }
         let mut dirs: Vec<PathBuf> = self
@@ -238,7 +227,7 @@ impl Registry {
             .flat_map(|s| {
                 // Where packs go now, and next to the model, where a packer run without
                 // --pack-dir writes.
-                let places = crate::marian::packed::places(&s.files, self.opts.pack_dir.as_deref());
+                let places = crate::marian::packed::places(&s.files, self.opts.load.pack_dir.as_deref());
                 places.into_iter().filter_map(|p| p.parent().map(Path::to_path_buf)).chain([s.files.dir.clone()])
             })
             .collect();
@@ -305,14 +294,9 @@ impl Registry {
         if let Ok(m) = self.loaded_or_gate(&key)? {
             return Ok(m);
         }
-        let load = LoadOptions {
-            shortlist: self.opts.shortlist,
-            no_pack: self.opts.no_pack,
-            pack_dir: self.opts.pack_dir.clone(),
-        };
         // Taken before the load, so that a file changed during it is loaded again next time.
         let stamp = stamp(&files);
-        let m = Model::open(&files, &load)?;
+        let m = Model::open(&files, &self.opts.load)?;
         if let Some(note) = m.pack_status().note(&files) {
             let level = if note.starts_with("reseam: warning: ") { Note::Warn } else { Note::Info };
             let text = note.trim_start_matches("reseam: warning: ").trim_start_matches("reseam: ");

@@ -123,9 +123,7 @@ pub fn run(opts: &ServeOptions, on_listening: impl FnOnce(SocketAddr) + Send) ->
         ..base.engine_options()
     })?);
     let registry = RegistryOptions {
-        no_pack: base.no_pack,
-        pack_dir: base.pack_dir.clone(),
-        shortlist: base.shortlist,
+        load: base.load_options(),
         idle_seconds: opts.idle_seconds,
         preload: opts.preload,
         notes: log::note,

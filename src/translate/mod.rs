@@ -112,6 +112,11 @@ pub struct TranslateOptions {
 }
 
 impl TranslateOptions {
+    /// How these settings load each model.
+    pub fn load_options(&self) -> LoadOptions {
+        LoadOptions { shortlist: self.shortlist, no_pack: self.no_pack, pack_dir: self.pack_dir.clone() }
+    }
+
     /// The engine these settings ask for (one caller: no places kept for light requests).
     pub fn engine_options(&self) -> EngineOptions {
         EngineOptions {
@@ -250,7 +255,7 @@ impl Translator {
     /// Loads the models of `files` (one direct, or from→en and en→to) with `opts`' settings, on
     /// an engine of their own.
     pub fn from_files(files: &[ModelFiles], opts: &TranslateOptions) -> Result<Translator, TranslateError> {
-        let load = LoadOptions { shortlist: opts.shortlist, no_pack: opts.no_pack, pack_dir: opts.pack_dir.clone() };
+        let load = opts.load_options();
         let mut stages = Vec::new();
         for f in files {
             let m = Model::open(f, &load)?;

@@ -126,9 +126,7 @@ impl Service {
     pub fn open(base: TranslateOptions, detector: Option<Detector>) -> Result<Service, TranslateError> {
         let engine = Arc::new(Engine::new(&base.engine_options())?);
         let opts = RegistryOptions {
-            no_pack: base.no_pack,
-            pack_dir: base.pack_dir.clone(),
-            shortlist: base.shortlist,
+            load: base.load_options(),
             // One run: the models stay loaded until it ends.
             idle_seconds: 0,
             preload: false,

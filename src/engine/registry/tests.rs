@@ -19,7 +19,8 @@ fn models() -> tempfile::TempDir {
 fn routes_load_once_pivot_through_english_and_go_idle() {
     let dir = models();
     let packs = tempfile::tempdir().unwrap();
-    let opts = RegistryOptions { pack_dir: Some(packs.path().into()), idle_seconds: 1, ..Default::default() };
+    let load = LoadOptions { pack_dir: Some(packs.path().into()), ..Default::default() };
+    let opts = RegistryOptions { load, idle_seconds: 1, ..Default::default() };
     let r = Arc::new(Registry::open(dir.path(), opts).unwrap());
     assert_eq!(r.pairs(), vec![("en".into(), "de".into()), ("es".into(), "en".into())]);
     let direct = r.route("es", "en").unwrap();
@@ -46,7 +47,8 @@ fn routes_load_once_pivot_through_english_and_go_idle() {
 fn load_all_loads_every_installed_model_once() {
     let dir = models();
     let packs = tempfile::tempdir().unwrap();
-    let opts = RegistryOptions { pack_dir: Some(packs.path().into()), ..Default::default() };
+    let load = LoadOptions { pack_dir: Some(packs.path().into()), ..Default::default() };
+    let opts = RegistryOptions { load, ..Default::default() };
     let r = Registry::open(dir.path(), opts).unwrap();
     assert_eq!(r.loaded(), 0);
     assert_eq!(r.load_all().unwrap(), 2);
