@@ -1129,7 +1129,7 @@ _reseam() {
             return 0
             ;;
         reseam__subcmd__serve)
-            opts="-v -h --models --threads --pin-from-core --arithmetic --mkl --shortlist --no-pack --pack-dir --host --port --max-batch --max-texts --max-chars --http-threads --max-queue --max-body --max-connections --admin-port --pressure-idle-timeout --read-timeout --drain-seconds --preload --idle-seconds --token --token-file --log-level --verbose --help"
+            opts="-v -h --models --threads --pin-from-core --arithmetic --mkl --shortlist --no-pack --pack-dir --host --port --max-batch --max-texts --max-chars --max-pieces --http-threads --max-queue --max-body --max-connections --admin-port --pressure-idle-timeout --read-timeout --drain-seconds --preload --idle-seconds --token --token-file --log-level --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1176,6 +1176,10 @@ _reseam() {
                     return 0
                     ;;
                 --max-chars)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-pieces)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
