@@ -4,7 +4,7 @@
 # writes OUT_DIR/reseam-linux-ARCH.tar.gz (ARCH: x64 or arm64) and its .sha256, and with --deb
 # also the .deb (cargo deb, from the same binary). The tarball holds one folder:
 #   reseam  man/man1/*.1  completions/  systemd/reseam.service systemd/reseam.env
-#   README.md  LICENSE-MIT  LICENSE-APACHE  SHA256SUMS (of every other file)
+#   README.md  LICENSE-MIT  LICENSE-APACHE  NOTICE  SHA256SUMS (of every other file)
 # It is reproducible: file times are the last commit's, owners 0, names sorted, gzip without a name.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,7 +31,7 @@ install -m 0755 "$binary" "$stage/reseam"
 install -m 0644 man/*.1 "$stage/man/man1/"
 install -m 0644 completions/* "$stage/completions/"
 install -m 0644 packaging/systemd/reseam.service packaging/systemd/reseam.env "$stage/systemd/"
-install -m 0644 README.md LICENSE-MIT LICENSE-APACHE "$stage/"
+install -m 0644 README.md LICENSE-MIT LICENSE-APACHE NOTICE "$stage/"
 sums=$(cd "$stage" && find . -type f | sed 's|^\./||' | LC_ALL=C sort | xargs sha256sum)
 printf '%s\n' "$sums" > "$stage/SHA256SUMS"
 

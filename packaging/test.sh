@@ -48,7 +48,7 @@ if [ "$skip_release" != 1 ]; then
     for f in completions/*; do echo "$name/$f"; done
     echo "$name/systemd/reseam.service"
     echo "$name/systemd/reseam.env"
-    for f in README.md LICENSE-MIT LICENSE-APACHE SHA256SUMS; do echo "$name/$f"; done
+    for f in README.md LICENSE-MIT LICENSE-APACHE NOTICE SHA256SUMS; do echo "$name/$f"; done
   } | LC_ALL=C sort >"$out/want"
   tar tf "$tarball" | grep -v '/$' | LC_ALL=C sort >"$out/got"
   diff -u "$out/want" "$out/got" || fail "tar tf $tarball differs from the expected files"

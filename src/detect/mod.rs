@@ -3,36 +3,59 @@
 //! `source: auto`, `reseam detect`).
 //!
 //! Text flows: post → [`crate::text::prose`] (links, mentions, hashtags, emoji blanked) →
-//! whatlang (trigram profiles; its five best guesses among the candidates it knows) → `lingua`
-//! among those guesses, their close languages and the candidates whatlang has no profile of
-//! (character 1- to 5-gram models compared with the text's; high accuracy mode, so short texts are
-//! read as well as they can be) → a Firefox language tag.
+//! whatlang (trigram profiles; its ten best guesses among the candidates it knows) → lingua's
+//! method among those guesses, their close languages and the candidates whatlang has no profile
+//! of: its rules (a script or characters only one candidate writes decide; characters only a few
+//! write narrow the candidates, [`rules`]), then its character 1- to 5-gram models compared with
+//! the text's (high accuracy mode, [`model`]) → a Firefox language tag.
 //!
-//! Why lingua: measured against whatlang on 5,100 sentences of 20–100 characters (100 per language,
-//! 51 of Firefox's languages, from lingua-rs's held-out test files) among all 51 candidates,
-//! lingua was right on 95.1% and whatlang on 83.4%; among ten (en es fr de it pt nl pl ru uk),
-//! 99.4% and 90.8%. lingua can be restricted to the candidate languages (the fewer, the more
-//! accurate and the faster), and it tells Bosnian, Croatian and Serbian, and Bokmål and Nynorsk,
-//! apart, which whatlang cannot. The price: its n-gram models are built into the binary (about
-//! 230 MB for these 51 languages; a cold build of them takes about 4 minutes on 2 cores), and its
-//! time grows with the number of candidates: 5–9 ms per text among 51 against whatlang's
-//! 0.06 ms. Why both: whatlang's first guesses nearly always hold the right language, so lingua
-//! compares five to ten languages instead of 51, and the two together are as accurate as lingua
-//! alone (95.0% against 95.4% on the labelled texts of 20+ characters) at 0.5 ms a text.
+//! Why lingua's method: measured against whatlang on 5,100 sentences of 20–100 characters (100 per
+//! language, 51 of Firefox's languages, from lingua-rs's held-out test files) among all 51
+//! candidates, lingua was right on 95.1% and whatlang on 83.4%; among ten (en es fr de it pt nl pl
+//! ru uk), 99.4% and 90.8%; it tells Bosnian, Croatian and Serbian, and Bokmål and Nynorsk, apart,
+//! which whatlang cannot. Why not the lingua crate: its models are 228 MB compiled in (the binary
+//! was 255 MB, a cold build of them 4 minutes). Here is its scoring, rewritten over the same kind
+//! of `fst` maps (checked against lingua 1.8 with its full models: the same first language on all
+//! 1,966 texts of tests/data/langid and on 5,100 more of its test sentences, confidences within 1e-13),
+//! with models pruned by `examples/lid_models.rs` from lingua's (Apache-2.0): per language every
+//! unigram and the 6,000 bigrams and 30,000 tri-, four- and five-grams that weigh most on the
+//! scores, `ln p` in steps of 1/12 (quantizing changed no answer), 16 MB of maps, 8.7 MB
+//! zstd-compressed in the binary. Measured among the 51 languages (`lid_models eval`): on the
+//! labelled texts 95.1% of those of 20+ characters and 89.6% of the shorter ones (lingua's full
+//! models with the first pass of five: 95.0% and 88.5%; alone: 95.4% and 88.5%), and on 5,100
+//! sentences held out of every choice 94.7% (full models: 94.7%). Smaller models lost accuracy:
+//! 6.8 MB of maps 93.9%, 9.6 MB 94.6% (the 20+ texts); keeping the most frequent n-grams instead
+//! of those that weigh most, 12 MB gave 94.3%. fastText's lid.176 (0.9 MB) was measured too, 90.1%
+//! and 78.7%: it cannot tell the close pairs apart.
+//!
+//! Why whatlang first: it is fast and its first guesses nearly always hold the right language, so
+//! the models compare ten to fifteen languages instead of 51; with ten guesses the two are as
+//! accurate as the models alone among 51 (95.1% against 95.0%, five guesses: 94.7%).
 //!
 //! Chinese is one language to lingua; its script decides `zh-Hans` or `zh-Hant` (characters
 //! written differently in the two, [`chinese_script`]).
 
 mod chinese;
+mod languages;
+mod model;
+mod rules;
+mod script;
 
-use std::collections::HashMap;
 use std::path::Path;
-use std::str::FromStr;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock};
 
-use lingua::{IsoCode639_1, Language, LanguageDetector, LanguageDetectorBuilder};
+use languages::{Language, LanguageSet};
 
 pub use chinese::chinese_script;
+pub use model::{Models, ModelsError};
+
+/// The n-gram models compiled in, zstd-compressed (see the module doc for how they were made),
+/// unpacked on the first detection.
+static BUILTIN: LazyLock<Arc<Models>> = LazyLock::new(|| {
+    // Checked by the tests of every build; a broken file here is a build defect, not bad input.
+    let bytes = zstd::decode_all(&include_bytes!("ngrams.bin.zst")[..]).expect("src/detect/ngrams.bin.zst unpacks");
+    Arc::new(Models::parse(&bytes).expect("src/detect/ngrams.bin.zst is a valid models file"))
+});
 
 /// The languages of Firefox's translation models (both sides of its pairs with English), as
 /// Firefox tags them. Candidates when no model is installed.
@@ -52,7 +75,8 @@ pub struct Detection {
     /// mentions, hashtags and emoji.
     pub language: String,
     /// 0 to 1: the share of the evidence that points to `language` rather than to the other
-    /// candidates (lingua's relative confidence); 0 when undetermined.
+    /// candidates (lingua's relative confidence: the softmax of the candidates' mean n-gram log
+    /// probabilities, 1 when a rule decided); 0 when undetermined.
     pub confidence: f64,
 }
 
@@ -87,42 +111,41 @@ impl DetectError {
 /// Identifies posts among a fixed set of candidate languages. Built once (the n-gram models are
 /// read on its first detection), then shared: `detect` takes `&self`.
 pub struct Detector {
-    inner: LanguageDetector,
-    /// (lingua's language, the candidate tags it stands for: two for Chinese).
+    models: Arc<Models>,
+    /// (the language, the candidate tags it stands for: two for Chinese).
     tags: Vec<(Language, Vec<String>)>,
+    /// The candidates' languages.
+    all: LanguageSet,
     /// The first pass, when there are more candidates than [`NARROW_ABOVE`]: the candidates
-    /// whatlang knows, as (whatlang's language, lingua's).
+    /// whatlang knows, as (whatlang's language, ours).
     whatlang: Vec<(whatlang::Lang, Language)>,
-    /// lingua detectors over the few candidates a first pass left, by those candidates (sorted):
-    /// the same few recur, and building one walks every candidate's alphabet.
-    narrowed: Mutex<HashMap<Vec<Language>, Arc<LanguageDetector>>>,
 }
 
-/// With at most this many candidates lingua compares them all (about 0.2 ms per candidate on a
-/// short text); with more, whatlang first narrows them down.
+/// With at most this many candidates the n-gram models compare them all; with more, whatlang
+/// first narrows them down.
 const NARROW_ABOVE: usize = 4;
 
-/// How many of whatlang's best guesses go on to lingua: the right language is among whatlang's
-/// first few far more often than it is its first (whatlang alone was right on 83% of short texts
-/// among 51 languages, lingua on 95%). Five among many candidates (measured on the labelled
-/// texts among 51: 94.5% with three, 95.0% with five, as lingua alone within 0.4 points, at
-/// under a tenth of its time); fewer among few, where lingua would compare nearly all anyway.
+/// How many of whatlang's best guesses go on to the n-gram models: the right language is among
+/// whatlang's first few far more often than it is its first (whatlang alone was right on 83% of
+/// short texts among 51 languages, lingua's method on 95%). Ten among many candidates (measured on
+/// the labelled texts among 51 with the compiled-in models: 94.7% with five, 95.1% with ten, the
+/// models alone 95.0%); fewer among few, where the models would compare nearly all anyway.
 fn guesses(candidates: usize) -> usize {
-    (candidates / 3).clamp(2, 5)
+    (candidates / 3).clamp(2, 10)
 }
 
-/// Languages so close that a first pass that names one must leave the others to lingua (the
-/// confusions lingua itself makes most: Bosnian/Croatian/Serbian, the Scandinavian languages,
+/// Languages so close that a first pass that names one must leave the others to the models (the
+/// confusions lingua's method itself makes most: Bosnian/Croatian/Serbian, the Scandinavian languages,
 /// Malay/Indonesian, Czech/Slovak, Catalan/Spanish/Portuguese).
-const CLOSE: &[&[Language]] = &[
-    &[Language::Bosnian, Language::Croatian, Language::Serbian, Language::Slovene],
-    &[Language::Bokmal, Language::Nynorsk, Language::Danish, Language::Swedish, Language::Icelandic],
-    &[Language::Malay, Language::Indonesian],
-    &[Language::Czech, Language::Slovak],
-    &[Language::Catalan, Language::Spanish, Language::Portuguese],
-    &[Language::Russian, Language::Ukrainian, Language::Belarusian, Language::Bulgarian],
-    &[Language::Persian, Language::Urdu, Language::Arabic],
-    &[Language::Hindi, Language::Urdu],
+const CLOSE: &[&[&str]] = &[
+    &["bs", "hr", "sr", "sl"],
+    &["nb", "nn", "da", "sv", "is"],
+    &["ms", "id"],
+    &["cs", "sk"],
+    &["ca", "es", "pt"],
+    &["ru", "uk", "be", "bg"],
+    &["fa", "ur", "ar"],
+    &["hi", "ur"],
 ];
 
 impl std::fmt::Debug for Detector {
@@ -133,8 +156,15 @@ impl std::fmt::Debug for Detector {
 
 impl Detector {
     /// A detector choosing among `candidates` (Firefox tags: `es`, `pt-BR`, `zh-Hant`). A tag
-    /// lingua does not know is an error naming it, so that a typo is not silently ignored.
+    /// the models do not know is an error naming it, so that a typo is not silently ignored.
     pub fn new<S: AsRef<str>>(candidates: &[S]) -> Result<Detector, DetectError> {
+        Detector::with_models(candidates, BUILTIN.clone())
+    }
+
+    /// [`Detector::new`] with other n-gram models than those compiled in (the generator of
+    /// `src/detect/ngrams.bin` measures candidate models with it).
+    #[doc(hidden)]
+    pub fn with_models<S: AsRef<str>>(candidates: &[S], models: Arc<Models>) -> Result<Detector, DetectError> {
         let mut tags: Vec<(Language, Vec<String>)> = Vec::new();
         for tag in candidates {
             let tag = tag.as_ref().trim();
@@ -144,7 +174,9 @@ impl Detector {
             if !crate::fetch::lang::is_valid(tag) {
                 return Err(DetectError::NotATag(tag.to_string()));
             }
-            let language = lingua_language(tag).ok_or_else(|| DetectError::Unsupported(tag.to_string()))?;
+            let language = language_of(tag)
+                .filter(|l| models.languages() & l.bit() != 0)
+                .ok_or_else(|| DetectError::Unsupported(tag.to_string()))?;
             match tags.iter_mut().find(|(l, _)| *l == language) {
                 Some((_, t)) if !t.iter().any(|t| t == tag) => t.push(tag.to_string()),
                 Some(_) => {}
@@ -154,26 +186,43 @@ impl Detector {
         if tags.is_empty() {
             return Err(DetectError::Empty);
         }
-        let languages: Vec<Language> = tags.iter().map(|(l, _)| *l).collect();
-        // lingua needs two languages to compare; one candidate is then always the answer. The
-        // models are read on the first detection, so a detector that is never used costs nothing.
-        let inner = if languages.len() >= 2 {
-            LanguageDetectorBuilder::from_languages(&languages).build()
-        } else {
-            LanguageDetectorBuilder::from_languages(&[languages[0], Language::English]).build()
-        };
-        let whatlang = if languages.len() > NARROW_ABOVE {
-            languages.iter().filter_map(|&l| whatlang_lang(l).map(|w| (w, l))).collect()
+        let all = tags.iter().fold(0, |s, (l, _)| s | l.bit());
+        let whatlang = if tags.len() > NARROW_ABOVE {
+            tags.iter().filter_map(|&(l, _)| whatlang_lang(l).map(|w| (w, l))).collect()
         } else {
             Vec::new()
         };
-        Ok(Detector { inner, tags, whatlang, narrowed: Mutex::default() })
+        Ok(Detector { models, tags, all, whatlang })
+    }
+
+    /// lingua's confidence values among `languages`: its rules first (a script or characters
+    /// only one candidate writes), then the n-gram models among the candidates the rules leave.
+    fn confidences(&self, prose: &str, languages: LanguageSet) -> Vec<(Language, f64)> {
+        let mut values: Vec<(Language, f64)> = languages::members(languages).map(|l| (l, 0.0)).collect();
+        let words = rules::words(prose);
+        if words.is_empty() {
+            return values;
+        }
+        if let Some(l) = rules::decide(&words, languages) {
+            model::set(&mut values, l, 1.0);
+        } else {
+            let left = rules::filter(&words, languages);
+            if left.count_ones() == 1 {
+                languages::members(left).for_each(|l| model::set(&mut values, l, 1.0));
+            } else {
+                for (l, c) in self.models.confidences(&words, left) {
+                    model::set(&mut values, l, c);
+                }
+            }
+        }
+        model::sort(&mut values);
+        values
     }
 
     /// The few candidates worth comparing closely (whatlang's best guesses among the candidates
     /// it knows, their close languages, and when it is unsure the candidates it does not know),
     /// or None to compare them all (few candidates, or a text whatlang finds nothing in).
-    fn narrow(&self, prose: &str) -> Option<Arc<LanguageDetector>> {
+    fn narrow(&self, prose: &str) -> Option<LanguageSet> {
         if self.whatlang.is_empty() {
             return None;
         }
@@ -190,41 +239,44 @@ impl Detector {
         let ours: Vec<Language> = self.tags.iter().map(|(l, _)| *l).collect();
         let close: Vec<Language> = CLOSE
             .iter()
+            .map(|g| g.iter().filter_map(|c| Language::from_iso_639_1(c)).collect::<Vec<_>>())
             .filter(|g| g.iter().any(|l| chosen.contains(l)))
-            .flat_map(|g| g.iter().copied().filter(|l| ours.contains(l)))
+            .flat_map(|g| g.into_iter().filter(|l| ours.contains(l)))
             .collect();
         chosen.extend(close);
         // whatlang cannot guess a language it has no profile of (Albanian, Icelandic, Malay,
-        // ...): on such a text it names another one, so these always go on to lingua.
+        // ...): on such a text it names another one, so these always go on to the models.
         let script = first.script();
         chosen
             .extend(ours.iter().filter(|l| whatlang_lang(**l).is_none() && writes_in(**l).is_none_or(|s| s == script)));
         chosen.sort();
         chosen.dedup();
         if chosen.len() < 2 {
-            // lingua needs two to compare; its confidence among one would say nothing.
+            // A confidence among one would say nothing.
             return None;
         }
-        let mut cache = self.narrowed.lock().unwrap_or_else(|e| e.into_inner());
-        if cache.len() > 4096 {
-            cache.clear();
-        }
-        let d =
-            cache.entry(chosen).or_insert_with_key(|c| Arc::new(LanguageDetectorBuilder::from_languages(c).build()));
-        Some(d.clone())
+        Some(chosen.iter().fold(0, |s, l| s | l.bit()))
     }
 
     /// A detector over the languages that can be translated with the models under `models`
-    /// (every language of an installed pair), or over all of Firefox's languages (those lingua
-    /// knows) when none is installed.
+    /// (every language of an installed pair), or over all of Firefox's languages (those the
+    /// models know) when none is installed.
     pub fn for_models(models: &Path) -> Result<Detector, DetectError> {
         let installed = installed_languages(models);
         if installed.is_empty() {
-            let known: Vec<&str> = FIREFOX_LANGUAGES.iter().copied().filter(|t| lingua_language(t).is_some()).collect();
+            let known: Vec<&str> = FIREFOX_LANGUAGES.iter().copied().filter(|t| language_of(t).is_some()).collect();
             Detector::new(&known)
         } else {
             Detector::new(&installed)
         }
+    }
+
+    /// The confidence of every candidate language (ISO 639-1) that `text` is written in it, best
+    /// first, compared among all candidates without the first pass: what the generator of the
+    /// models checks against lingua itself.
+    #[doc(hidden)]
+    pub fn scores(&self, text: &str) -> Vec<(&'static str, f64)> {
+        self.confidences(&crate::text::prose(text), self.all).into_iter().map(|(l, c)| (l.iso_639_1(), c)).collect()
     }
 
     /// The candidate tags, in the order given.
@@ -249,19 +301,16 @@ impl Detector {
                 .find(|t| t.contains(script))
                 .or_else(|| tags.first())
                 .cloned()
-                .unwrap_or_else(|| language.iso_code_639_1().to_string())
+                .unwrap_or_else(|| language.iso_639_1().to_string())
         };
         if self.tags.len() == 1 {
             let (language, tags) = &self.tags[0];
             return Detection { language: tag(*language, tags), confidence: 1.0 };
         }
-        let values = match self.narrow(&prose) {
-            Some(narrowed) => narrowed.compute_language_confidence_values(&prose),
-            None => self.inner.compute_language_confidence_values(&prose),
-        };
+        let values = self.confidences(&prose, self.narrow(&prose).unwrap_or(self.all));
         match values.first() {
             Some(&(language, confidence)) if confidence > 0.0 => {
-                // Every language lingua returns is one of ours: it was built from them.
+                // Every language scored is one of ours.
                 let tags = self.tags.iter().find(|(l, _)| *l == language).map(|(_, t)| t.as_slice()).unwrap_or(&[]);
                 Detection { language: tag(language, tags), confidence }
             }
@@ -271,14 +320,18 @@ impl Detector {
     }
 }
 
-/// lingua's language for a Firefox tag: by its primary subtag (`pt-BR` → Portuguese, `zh-Hant`
-/// → Chinese); `no` is read as Bokmål, as Firefox's `nb`.
-fn lingua_language(tag: &str) -> Option<Language> {
+/// The languages a models file may hold, as (lingua's name, ISO 639-1, ISO 639-3), for its generator.
+#[doc(hidden)]
+pub fn model_languages() -> Vec<(&'static str, &'static str, &'static str)> {
+    Language::all().map(|l| (l.name(), l.iso_639_1(), l.iso_639_3())).collect()
+}
+
+/// The language of a Firefox tag: by its primary subtag (`pt-BR` → Portuguese, `zh-Hant` →
+/// Chinese); `no` is read as Bokmål, as Firefox's `nb`.
+fn language_of(tag: &str) -> Option<Language> {
     let primary = tag.split(['-', '_']).next()?.to_ascii_lowercase();
     let primary = if primary == "no" { "nb".to_string() } else { primary };
-    let code = IsoCode639_1::from_str(&primary).ok()?;
-    let language = Language::from_iso_code_639_1(&code);
-    Language::all().contains(&language).then_some(language)
+    Language::from_iso_639_1(&primary)
 }
 
 /// Every language on either side of a pair installed under `models` (`reseam fetch`'s folders
@@ -307,13 +360,13 @@ pub fn installed_languages(models: &Path) -> Vec<String> {
     langs
 }
 
-/// whatlang's language for lingua's, by ISO 639-3 code (whatlang names Persian by its Iranian
+/// whatlang's language for ours, by ISO 639-3 code (whatlang names Persian by its Iranian
 /// variety and Chinese as Mandarin); None for the languages whatlang has no profile of.
 fn whatlang_lang(language: Language) -> Option<whatlang::Lang> {
-    let code = match language {
-        Language::Persian => "pes".to_string(),
-        Language::Chinese => "cmn".to_string(),
-        l => l.iso_code_639_3().to_string(),
+    let code = match language.iso_639_1() {
+        "fa" => "pes",
+        "zh" => "cmn",
+        _ => language.iso_639_3(),
     };
     whatlang::Lang::from_code(code)
 }
@@ -321,12 +374,7 @@ fn whatlang_lang(language: Language) -> Option<whatlang::Lang> {
 /// The script of a language whatlang does not know, where it has one (so that, say, Albanian
 /// joins only Latin-script texts); None lets it join any.
 fn writes_in(language: Language) -> Option<whatlang::Script> {
-    match language {
-        Language::Albanian | Language::Bosnian | Language::Icelandic | Language::Malay | Language::Nynorsk => {
-            Some(whatlang::Script::Latin)
-        }
-        _ => None,
-    }
+    ["sq", "bs", "is", "ms", "nn"].contains(&language.iso_639_1()).then_some(whatlang::Script::Latin)
 }
 
 /// The pair of a single model folder given as the models folder (`model.esen.*.bin`).

@@ -60,7 +60,7 @@ fn bad_candidates_are_named() {
 
 #[test]
 fn every_firefox_language_but_kannada_and_malayalam_is_known() {
-    let unknown: Vec<&str> = FIREFOX_LANGUAGES.iter().copied().filter(|t| lingua_language(t).is_none()).collect();
+    let unknown: Vec<&str> = FIREFOX_LANGUAGES.iter().copied().filter(|t| language_of(t).is_none()).collect();
     assert_eq!(unknown, ["kn", "ml"]);
 }
 
@@ -97,7 +97,7 @@ fn installed_languages_come_from_the_models_folder() {
 /// languages it has no profile of must still be found, and close languages told apart.
 #[test]
 fn the_first_pass_keeps_languages_it_does_not_know() {
-    let all: Vec<&str> = FIREFOX_LANGUAGES.iter().copied().filter(|t| lingua_language(t).is_some()).collect();
+    let all: Vec<&str> = FIREFOX_LANGUAGES.iter().copied().filter(|t| language_of(t).is_some()).collect();
     let d = detector(&all);
     assert!(!d.whatlang.is_empty(), "many candidates: the first pass runs");
     let cases = [
