@@ -104,7 +104,7 @@ pub fn run(args: Args, verbose: bool) -> anyhow::Result<()> {
     };
     let auto = args.from.eq_ignore_ascii_case(AUTO);
     let records = auto || args.html || framing != Framing::Lines;
-    // JSON records may ask for `auto` themselves; lingua reads its models only when first used.
+    // JSON records may ask for `auto` themselves; the detector unpacks its models only when first used.
     let detector = (auto || framing == Framing::Jsonl)
         .then(|| super::detect::detector(&args.languages, Some(models.clone())))
         .transpose()?;

@@ -51,10 +51,10 @@ pub use model::{Models, ModelsError};
 
 /// The n-gram models compiled in, zstd-compressed (see the module doc for how they were made),
 /// unpacked on the first detection.
-static BUILTIN: LazyLock<Arc<Models>> = LazyLock::new(|| {
+static BUILTIN: LazyLock<Models> = LazyLock::new(|| {
     // Checked by the tests of every build; a broken file here is a build defect, not bad input.
     let bytes = zstd::decode_all(&include_bytes!("ngrams.bin.zst")[..]).expect("src/detect/ngrams.bin.zst unpacks");
-    Arc::new(Models::parse(&bytes).expect("src/detect/ngrams.bin.zst is a valid models file"))
+    Models::parse(&bytes).expect("src/detect/ngrams.bin.zst is a valid models file")
 });
 
 /// The languages of Firefox's translation models (both sides of its pairs with English), as
@@ -108,10 +108,11 @@ impl DetectError {
     }
 }
 
-/// Identifies posts among a fixed set of candidate languages. Built once (the n-gram models are
-/// read on its first detection), then shared: `detect` takes `&self`.
+/// Identifies posts among a fixed set of candidate languages. Built once (the compiled-in n-gram
+/// models are unpacked by the first detection), then shared: `detect` takes `&self`.
 pub struct Detector {
-    models: Arc<Models>,
+    /// None for the compiled-in models, unpacked by the first detection of any detector.
+    models: Option<Arc<Models>>,
     /// (the language, the candidate tags it stands for: two for Chinese).
     tags: Vec<(Language, Vec<String>)>,
     /// The candidates' languages.
@@ -158,13 +159,19 @@ impl Detector {
     /// A detector choosing among `candidates` (Firefox tags: `es`, `pt-BR`, `zh-Hant`). A tag
     /// the models do not know is an error naming it, so that a typo is not silently ignored.
     pub fn new<S: AsRef<str>>(candidates: &[S]) -> Result<Detector, DetectError> {
-        Detector::with_models(candidates, BUILTIN.clone())
+        Detector::build(candidates, None)
     }
 
     /// [`Detector::new`] with other n-gram models than those compiled in (the generator of
     /// `src/detect/ngrams.bin` measures candidate models with it).
     #[doc(hidden)]
     pub fn with_models<S: AsRef<str>>(candidates: &[S], models: Arc<Models>) -> Result<Detector, DetectError> {
+        Detector::build(candidates, Some(models))
+    }
+
+    fn build<S: AsRef<str>>(candidates: &[S], models: Option<Arc<Models>>) -> Result<Detector, DetectError> {
+        // The compiled-in models hold every language of the table.
+        let known = models.as_ref().map_or(u64::MAX, |m| m.languages());
         let mut tags: Vec<(Language, Vec<String>)> = Vec::new();
         for tag in candidates {
             let tag = tag.as_ref().trim();
@@ -175,7 +182,7 @@ impl Detector {
                 return Err(DetectError::NotATag(tag.to_string()));
             }
             let language = language_of(tag)
-                .filter(|l| models.languages() & l.bit() != 0)
+                .filter(|l| known & l.bit() != 0)
                 .ok_or_else(|| DetectError::Unsupported(tag.to_string()))?;
             match tags.iter_mut().find(|(l, _)| *l == language) {
                 Some((_, t)) if !t.iter().any(|t| t == tag) => t.push(tag.to_string()),
@@ -210,7 +217,8 @@ impl Detector {
             if left.count_ones() == 1 {
                 languages::members(left).for_each(|l| model::set(&mut values, l, 1.0));
             } else {
-                for (l, c) in self.models.confidences(&words, left) {
+                let models = self.models.as_deref().unwrap_or_else(|| &BUILTIN);
+                for (l, c) in models.confidences(&words, left) {
                     model::set(&mut values, l, c);
                 }
             }

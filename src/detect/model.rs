@@ -63,6 +63,8 @@ impl Models {
             let len = u32::from_le_bytes(take(&mut rest, 4, &code)?.try_into().unwrap_or_default()) as usize;
             let map = take(&mut rest, len, &format!("the model of {code}"))?;
             let map = fst::Map::new(map).map_err(|e| bad(&format!("the model of {code}: {e}")))?;
+            // The map's checksum: fst reads a damaged map without further checks.
+            map.as_fst().verify().map_err(|e| bad(&format!("the model of {code}: {e}")))?;
             maps[language.0 as usize] = Some(map);
         }
         if !rest.is_empty() {
@@ -84,11 +86,7 @@ impl Models {
         let fst = map.as_fst();
         let mut node = fst.root();
         let mut acc = fst::raw::Output::zero();
-        let mut n = 0;
-        for (i, c) in gram.char_indices() {
-            if n == 5 {
-                break;
-            }
+        for (n, (i, c)) in gram.char_indices().take(5).enumerate() {
             for &b in &gram.as_bytes()[i..i + c.len_utf8()] {
                 let Some(t) = node.find_input(b) else { return };
                 let t = node.transition(t);
@@ -98,7 +96,6 @@ impl Models {
             if node.is_final() {
                 out[n] = Some(self.decode(acc.cat(node.final_output()).value()));
             }
-            n += 1;
         }
     }
 
@@ -242,6 +239,17 @@ mod tests {
         let mut extra = good.clone();
         extra.push(0);
         assert!(Models::parse(&extra).is_err());
+        for i in MAGIC.len() + 8..good.len() {
+            let mut flipped = good.clone();
+            flipped[i] ^= 0x5a;
+            assert!(Models::parse(&flipped).is_err(), "byte {i} flipped");
+        }
+        for seed in 0..200u32 {
+            let random: Vec<u8> = (0..seed * 7).map(|i| (i.wrapping_mul(2654435761) >> 13 ^ seed) as u8).collect();
+            let mut file = MAGIC.to_vec();
+            file.extend(random);
+            let _ = Models::parse(&file);
+        }
         let mut unknown = good.clone();
         unknown[MAGIC.len() + 5..MAGIC.len() + 8].copy_from_slice(b"xyz");
         assert!(Models::parse(&unknown).unwrap_err().to_string().contains("xyz"));

@@ -113,3 +113,9 @@ fn the_first_pass_keeps_languages_it_does_not_know() {
         assert_eq!(d.detect(text).language, want, "{text:?}");
     }
 }
+
+#[test]
+fn the_compiled_in_models_hold_every_language() {
+    assert_eq!(BUILTIN.languages().count_ones() as usize, languages::LANGUAGES.len());
+    assert_eq!(languages::LANGUAGES.len(), 51);
+}
