@@ -163,7 +163,7 @@ impl Detector {
     }
 
     /// [`Detector::new`] with other n-gram models than those compiled in (the generator of
-    /// `src/detect/ngrams.bin` measures candidate models with it).
+    /// `src/detect/ngrams.bin.zst` measures candidate models with it).
     #[doc(hidden)]
     pub fn with_models<S: AsRef<str>>(candidates: &[S], models: Arc<Models>) -> Result<Detector, DetectError> {
         Detector::build(candidates, Some(models))
