@@ -37,6 +37,7 @@ fn light_requests(s: &Server, want: &str, n: usize) -> Vec<Duration> {
 }
 
 #[test]
+#[ignore = "timed against the idle server: .ci/run runs it alone, after the suite (cargo test --test integration -- --ignored --test-threads=1 serve::flood serve::fair)"]
 fn one_sentence_requests_keep_their_latency_beside_64_heavy_clients() {
     let s = Server::esen().args(&["--threads", "2"]).start();
     let want = s.translate("es", "en", &[LIGHT]).remove(0);
