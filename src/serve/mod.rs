@@ -4,8 +4,9 @@
 //! ([`crate::engine::registry`]: mapped packs, idle models' pages given back).
 //!
 //! Request flow: connection ([`http`]: limits, timeouts, token, CORS, log line) → route and
-//! dialect ([`api`]: the body's shape to a [`core::Job`]) → [`core::Core`] (languages
-//! normalised, `auto` identified, posts or HTML through the social-post pipeline) → the engine.
+//! dialect ([`api`]: the body's shape to a [`core::Job`]) → [`core::Core`] (limits, languages
+//! normalised) → [`crate::translate::Service`] (`auto` identified, grouped by pair, posts or HTML
+//! through the social-post pipeline), the same door `reseam translate` uses → the engine.
 //!
 //! Lifecycle: the port opens first (so `/health` answers at once); PRELOAD maps and pages in
 //! every model, then `/ready` turns 200 and systemd hears `READY=1`. SIGHUP reloads the models

@@ -1,5 +1,7 @@
 //! `reseam translate` as a library call: find (or fetch) and load a model, then translate lines
-//! or whole posts.
+//! or whole posts. [`Service`] (service.rs) is the one door every caller goes through —
+//! `translate`, `serve` and `bench translate`: the registry, one shared engine and the language
+//! detector, with one call over records (text or HTML, a pair or `auto`).
 //!
 //! Text flows: post → [`crate::text`] (lines, links, mentions, sentences) → SentencePiece ids →
 //! [`crate::marian::search`] (greedy search) → ids → text → put back by [`crate::text`]. Without a direct
