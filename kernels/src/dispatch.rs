@@ -71,6 +71,7 @@ type RowsFn = unsafe fn(&mut [f32], usize);
 type AddNormFn = unsafe fn(&mut [f32], &[f32], &[f32], &[f32], &mut Vec<f32>);
 type ChainFn = unsafe fn(&[f32], usize, &[f32], usize, usize, usize, usize, &mut [f32], usize);
 type OneRowFn = unsafe fn(&[f32], &[f32], usize, usize, &mut [f32]);
+type ValuesFn = unsafe fn(&[f32], usize, &[f32], usize, usize, &mut [f32]);
 
 /// One arithmetic's kernel in a table.
 #[derive(Clone, Copy, Debug)]
@@ -111,7 +112,7 @@ pub struct Kernels {
     /// Marian's attention products for one query row in MKL's Intel orders
     /// ([`scalar::carry_scores`], [`scalar::one_row_values`]) and its AMD ones
     /// ([`scalar::zen_carry_scores`], [`scalar::zen_row_values`]).
-    one_row: ((OneRowFn, OneRowFn), (OneRowFn, OneRowFn)),
+    one_row: ((OneRowFn, ValuesFn), (OneRowFn, ValuesFn)),
     /// Row and column-block counts that split work without cutting a kernel tile.
     grain: (usize, usize),
 }
@@ -393,7 +394,7 @@ fn table(isa: Isa) -> Result<Kernels, String> {
                 AbsmaxFn,
                 ExpSum8Fn,
                 ChainFn,
-                ((OneRowFn, OneRowFn), (OneRowFn, OneRowFn)),
+                ((OneRowFn, ValuesFn), (OneRowFn, ValuesFn)),
             );
             // glibc's expf on vector lanes where this process's libm is that expf.
             use crate::softmax::{expf_ymm, expf_zmm, softmax_ymm, softmax_zmm};

@@ -189,56 +189,69 @@ pub fn zen_carry_scores(q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: &mut
     }
 }
 
-/// MKL's `weights·V` on AMD for one to three query rows: per dimension `d < dk`, with `v_j` =
-/// `v[j·ldv + d]`, the rounded products `w_j·v_j` added in turn from 0 (no fused step).
-pub fn zen_row_values(w: &[f32], v: &[f32], ldv: usize, dk: usize, out: &mut [f32]) {
-    check_one_row_values(w, v, ldv, dk, out);
-    for (d, o) in out.iter_mut().enumerate().take(dk) {
-        let mut c = 0f32;
-        for (j, &wj) in w.iter().enumerate() {
-            c += wj * v[j * ldv + d];
+/// MKL's `weights·V` on AMD for one to three query rows, for `heads` heads at once: head `h`
+/// has the `n = w.len() / heads` weights `w[h·n ..]` and its values in columns `h·dk ..` of the
+/// value rows. Per dimension `d < dk`, with `v_j` = `v[j·ldv + h·dk + d]`, the rounded products
+/// `w_j·v_j` added in turn from 0 (no fused step); `out[h·dk + d]` gets the sum.
+pub fn zen_row_values(w: &[f32], heads: usize, v: &[f32], ldv: usize, dk: usize, out: &mut [f32]) {
+    check_one_row_values(w, heads, v, ldv, dk, out);
+    let n = w.len() / heads;
+    for h in 0..heads {
+        let w = &w[h * n..(h + 1) * n];
+        for (d, o) in out[h * dk..].iter_mut().enumerate().take(dk) {
+            let mut c = 0f32;
+            for (j, &wj) in w.iter().enumerate() {
+                c += wj * v[j * ldv + h * dk + d];
+            }
+            *o = c;
         }
-        *o = c;
     }
 }
 
-/// MKL's `weights·V` for one query row (reseam's `layers/attention/`): per dimension `d <
-/// dk`, with `v_j` = `v[j·ldv + d]`, blocks of 8 weights combined as `((c·fma 6, fma 4) +
-/// (5,7)) + ((0,2) + (1,3))` with the carry `c` of the blocks before, where `(p,q)` is `fma(w_p,
-/// v_p, w_q·v_q)`, then a plain fma chain over the keys left. `out[d]` gets the sum.
-pub fn one_row_values(w: &[f32], v: &[f32], ldv: usize, dk: usize, out: &mut [f32]) {
-    check_one_row_values(w, v, ldv, dk, out);
-    let n = w.len();
-    for (d, o) in out.iter_mut().enumerate().take(dk) {
-        let v = |j: usize| v[j * ldv + d];
-        let pair = |p: usize, q: usize| w[p].mul_add(v(p), w[q] * v(q));
-        let mut c = 0f32;
-        let mut b = 0;
-        while b + 8 <= n {
-            let mut s = w[b + 4].mul_add(v(b + 4), w[b + 6].mul_add(v(b + 6), c));
-            s += pair(b + 5, b + 7);
-            let t = pair(b, b + 2) + pair(b + 1, b + 3);
-            c = s + t;
-            b += 8;
+/// MKL's `weights·V` for one query row (reseam's `layers/attention/`), for `heads` heads at
+/// once, laid out as for [`zen_row_values`]: per dimension `d < dk` of head `h`, with `v_j` =
+/// `v[j·ldv + h·dk + d]`, blocks of 8 weights combined as `((c·fma 6, fma 4) + (5,7)) + ((0,2) +
+/// (1,3))` with the carry `c` of the blocks before, where `(p,q)` is `fma(w_p, v_p, w_q·v_q)`,
+/// then a plain fma chain over the keys left. `out[h·dk + d]` gets the sum.
+pub fn one_row_values(w: &[f32], heads: usize, v: &[f32], ldv: usize, dk: usize, out: &mut [f32]) {
+    check_one_row_values(w, heads, v, ldv, dk, out);
+    let n = w.len() / heads;
+    for h in 0..heads {
+        let w = &w[h * n..(h + 1) * n];
+        for (d, o) in out[h * dk..].iter_mut().enumerate().take(dk) {
+            let v = |j: usize| v[j * ldv + h * dk + d];
+            let pair = |p: usize, q: usize| w[p].mul_add(v(p), w[q] * v(q));
+            let mut c = 0f32;
+            let mut b = 0;
+            while b + 8 <= n {
+                let mut s = w[b + 4].mul_add(v(b + 4), w[b + 6].mul_add(v(b + 6), c));
+                s += pair(b + 5, b + 7);
+                let t = pair(b, b + 2) + pair(b + 1, b + 3);
+                c = s + t;
+                b += 8;
+            }
+            for (j, &wj) in w.iter().enumerate().skip(b) {
+                c = wj.mul_add(v(j), c);
+            }
+            *o = c;
         }
-        for (j, &wj) in w.iter().enumerate().skip(b) {
-            c = wj.mul_add(v(j), c);
-        }
-        *o = c;
     }
 }
 
-/// The lengths [`one_row_values`] needs.
+/// The lengths [`one_row_values`] and [`zen_row_values`] need.
 ///
 /// # Panics
-/// If a slice is too short.
-pub fn check_one_row_values(w: &[f32], v: &[f32], ldv: usize, dk: usize, out: &[f32]) {
-    let n = w.len();
-    assert!(n == 0 || dk == 0 || (ldv >= dk && v.len() >= (n - 1) * ldv + dk), "one_row_values: values too short");
-    assert!(out.len() >= dk, "one_row_values: output shorter than {dk}");
+/// If `heads` is 0 or does not divide the weights, or a slice is too short.
+pub fn check_one_row_values(w: &[f32], heads: usize, v: &[f32], ldv: usize, dk: usize, out: &[f32]) {
+    assert!(heads > 0 && w.len().is_multiple_of(heads), "one_row_values: {} weights for {heads} heads", w.len());
+    let (n, width) = (w.len() / heads, heads * dk);
+    assert!(
+        n == 0 || width == 0 || (ldv >= width && v.len() >= (n - 1) * ldv + width),
+        "one_row_values: values too short"
+    );
+    assert!(out.len() >= width, "one_row_values: output shorter than {width}");
 }
 
-/// `e^x` in f32 within 2 ulp, without branches or calls, so loops over it vectorise (libm's
 /// `expf` is a call per element; softmax and SiLU make tens of millions of them in a long
 /// prefill). Inputs are clamped to `[-87.3, 88]`, so results stay finite and normal: below, the
 /// true value is under 1e-38 and vanishes next to what it is added to; softmax only takes

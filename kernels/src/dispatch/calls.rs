@@ -160,12 +160,13 @@ impl Kernels {
         unsafe { (self.one_row.0.0)(q, kt, ldkt, nb, out) }
     }
 
-    /// One query row's weighted sum of values in MKL's order (see [`scalar::one_row_values`]).
+    /// One query row's weighted sum of values in MKL's order, for `heads` heads side by side
+    /// (see [`scalar::one_row_values`]).
     #[inline]
-    pub fn one_row_values(&self, w: &[f32], v: &[f32], ldv: usize, dk: usize, out: &mut [f32]) {
-        scalar::check_one_row_values(w, v, ldv, dk, out);
+    pub fn one_row_values(&self, w: &[f32], heads: usize, v: &[f32], ldv: usize, dk: usize, out: &mut [f32]) {
+        scalar::check_one_row_values(w, heads, v, ldv, dk, out);
         // SAFETY: the table was built for an ISA this CPU runs, and the lengths are checked.
-        unsafe { (self.one_row.0.1)(w, v, ldv, dk, out) }
+        unsafe { (self.one_row.0.1)(w, heads, v, ldv, dk, out) }
     }
 
     /// One query row's attention scores over keys in full blocks of 4, in MKL's AMD order (see
@@ -178,12 +179,12 @@ impl Kernels {
     }
 
     /// A query row's weighted sum of values in MKL's AMD order for one to three rows (see
-    /// [`scalar::zen_row_values`]).
+    /// [`scalar::zen_row_values`]), for `heads` heads side by side.
     #[inline]
-    pub fn zen_row_values(&self, w: &[f32], v: &[f32], ldv: usize, dk: usize, out: &mut [f32]) {
-        scalar::check_one_row_values(w, v, ldv, dk, out);
+    pub fn zen_row_values(&self, w: &[f32], heads: usize, v: &[f32], ldv: usize, dk: usize, out: &mut [f32]) {
+        scalar::check_one_row_values(w, heads, v, ldv, dk, out);
         // SAFETY: the table was built for an ISA this CPU runs, and the lengths are checked.
-        unsafe { (self.one_row.1.1)(w, v, ldv, dk, out) }
+        unsafe { (self.one_row.1.1)(w, heads, v, ldv, dk, out) }
     }
 
     /// `out = epilogue(a · b)` in the given arithmetic, after checking every length.

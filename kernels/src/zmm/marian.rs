@@ -172,19 +172,79 @@ pub(crate) unsafe fn carry_scores(q: &[f32], kt: &[f32], ldkt: usize, nb: usize,
     }
 }
 
-/// [`crate::scalar::one_row_values`] with zmm registers: 16 dimensions per register, the
-/// carry and the pair sums of a block of 8 keys kept in registers.
+/// [`crate::scalar::one_row_values`] with zmm registers. When a head's size is a multiple of
+/// 16, every register lies in one head, so the dimensions of all heads run as one row of up to
+/// 8 registers side by side, each with its head's weights: that reads each value row in one
+/// sweep and keeps 8 chains in flight instead of the 2 of one head of 32. Otherwise one
+/// head at a time.
 ///
 /// # Safety
 /// The CPU has AVX-512F; lengths as [`crate::scalar::check_one_row_values`] checks them.
 #[target_feature(enable = "avx512f")]
-pub(crate) unsafe fn one_row_values(w: &[f32], v: &[f32], ldv: usize, dk: usize, out: &mut [f32]) {
+pub(crate) unsafe fn one_row_values(w: &[f32], heads: usize, v: &[f32], ldv: usize, dk: usize, out: &mut [f32]) {
+    const G: usize = 8;
+    let n = w.len() / heads;
+    if !dk.is_multiple_of(16) {
+        for h in 0..heads {
+            // SAFETY: head h's values are columns `h·dk ..` of the checked rows, its output
+            // `out[h·dk ..][..dk]`.
+            unsafe { one_head_values(&w[h * n..(h + 1) * n], v, h * dk, ldv, dk, &mut out[h * dk..]) };
+        }
+        return;
+    }
+    let width = heads * dk;
+    let mut d = 0;
+    while d < width {
+        let regs = ((width - d) / 16).min(G);
+        let wh: [&[f32]; G] = std::array::from_fn(|r| {
+            let h = ((d + 16 * r) / dk).min(heads - 1);
+            &w[h * n..(h + 1) * n]
+        });
+        // SAFETY: register r of value row j is `v[j·ldv + d + 16r ..][..16]`, inside the checked
+        // `width` columns of the row (`d + 16r < width`, and `width` is a multiple of 16).
+        let vr = |j: usize, r: usize| unsafe { _mm512_loadu_ps(v.as_ptr().add(j * ldv + d + 16 * r)) };
+        let ws = |j: usize, r: usize| _mm512_set1_ps(wh[r][j]);
+        let pair =
+            |p: usize, q: usize, r: usize| _mm512_fmadd_ps(ws(p, r), vr(p, r), _mm512_mul_ps(ws(q, r), vr(q, r)));
+        let mut c = [_mm512_setzero_ps(); G];
+        let mut b = 0;
+        while b + 8 <= n {
+            for (r, c) in c.iter_mut().enumerate().take(regs) {
+                let mut s =
+                    _mm512_fmadd_ps(ws(b + 4, r), vr(b + 4, r), _mm512_fmadd_ps(ws(b + 6, r), vr(b + 6, r), *c));
+                s = _mm512_add_ps(s, pair(b + 5, b + 7, r));
+                let t = _mm512_add_ps(pair(b, b + 2, r), pair(b + 1, b + 3, r));
+                *c = _mm512_add_ps(s, t);
+            }
+            b += 8;
+        }
+        for j in b..n {
+            for (r, c) in c.iter_mut().enumerate().take(regs) {
+                *c = _mm512_fmadd_ps(ws(j, r), vr(j, r), *c);
+            }
+        }
+        for (r, c) in c.iter().enumerate().take(regs) {
+            // SAFETY: `out` holds `width` floats (checked).
+            unsafe { _mm512_storeu_ps(out.as_mut_ptr().add(d + 16 * r), *c) };
+        }
+        d += 16 * regs;
+    }
+}
+
+/// One head of [`one_row_values`]: 16 dimensions per register, the last through a mask; head
+/// columns from `col`.
+///
+/// # Safety
+/// The CPU has AVX-512F; `w`, `v` (from column `col`, `dk` wide) and `out` as
+/// [`crate::scalar::check_one_row_values`] checks them for one head.
+#[target_feature(enable = "avx512f")]
+unsafe fn one_head_values(w: &[f32], v: &[f32], col: usize, ldv: usize, dk: usize, out: &mut [f32]) {
     let n = w.len();
     let mut d = 0;
     while d < dk {
         let mask = lanes(d, dk);
-        // SAFETY: the masked lanes of value row j are `v[j·ldv + d ..]` up to dk, inside `v`.
-        let vr = |j: usize| unsafe { _mm512_maskz_loadu_ps(mask, v.as_ptr().add(j * ldv + d)) };
+        // SAFETY: the masked lanes of value row j are `v[j·ldv + col + d ..]` up to dk, inside `v`.
+        let vr = |j: usize| unsafe { _mm512_maskz_loadu_ps(mask, v.as_ptr().add(j * ldv + col + d)) };
         let ws = |j: usize| _mm512_set1_ps(w[j]);
         let pair = |p: usize, q: usize| _mm512_fmadd_ps(ws(p), vr(p), _mm512_mul_ps(ws(q), vr(q)));
         let mut c = _mm512_setzero_ps();
@@ -240,14 +300,55 @@ pub(crate) unsafe fn zen_carry_scores(q: &[f32], kt: &[f32], ldkt: usize, nb: us
     }
 }
 
-/// [`crate::scalar::zen_row_values`] with zmm registers: 16 dimensions per register, up to 64
-/// dimensions' sums kept in registers over all the keys at once (each is one chain of dependent
-/// adds, so several side by side keep the adder busy).
+/// [`crate::scalar::zen_row_values`] with zmm registers: as [`one_row_values`], the heads'
+/// dimensions as one row of up to 16 registers when a head's size is a multiple of 16, else
+/// one head at a time with up to 16 registers.
 ///
 /// # Safety
 /// The CPU has AVX-512F; lengths as [`crate::scalar::check_one_row_values`] checks them.
 #[target_feature(enable = "avx512f")]
-pub(crate) unsafe fn zen_row_values(w: &[f32], v: &[f32], ldv: usize, dk: usize, out: &mut [f32]) {
+pub(crate) unsafe fn zen_row_values(w: &[f32], heads: usize, v: &[f32], ldv: usize, dk: usize, out: &mut [f32]) {
+    const G: usize = 16;
+    let n = w.len() / heads;
+    if !dk.is_multiple_of(16) {
+        for h in 0..heads {
+            // SAFETY: as in [`one_row_values`].
+            unsafe { zen_head_values(&w[h * n..(h + 1) * n], v, h * dk, ldv, dk, &mut out[h * dk..]) };
+        }
+        return;
+    }
+    let width = heads * dk;
+    let mut d = 0;
+    while d < width {
+        let regs = ((width - d) / 16).min(G);
+        let wh: [&[f32]; G] = std::array::from_fn(|r| {
+            let h = ((d + 16 * r) / dk).min(heads - 1);
+            &w[h * n..(h + 1) * n]
+        });
+        let mut c = [_mm512_setzero_ps(); G];
+        for j in 0..n {
+            for (r, c) in c.iter_mut().enumerate().take(regs) {
+                // SAFETY: as in [`one_row_values`].
+                let vr = unsafe { _mm512_loadu_ps(v.as_ptr().add(j * ldv + d + 16 * r)) };
+                *c = _mm512_add_ps(*c, _mm512_mul_ps(_mm512_set1_ps(wh[r][j]), vr));
+            }
+        }
+        for (r, c) in c.iter().enumerate().take(regs) {
+            // SAFETY: `out` holds `width` floats (checked).
+            unsafe { _mm512_storeu_ps(out.as_mut_ptr().add(d + 16 * r), *c) };
+        }
+        d += 16 * regs;
+    }
+}
+
+/// One head of [`zen_row_values`]: 16 dimensions per register, up to 4 at once; head
+/// columns from `col`.
+///
+/// # Safety
+/// The CPU has AVX-512F; `w`, `v` (from column `col`, `dk` wide) and `out` as
+/// [`crate::scalar::check_one_row_values`] checks them for one head.
+#[target_feature(enable = "avx512f")]
+unsafe fn zen_head_values(w: &[f32], v: &[f32], col: usize, ldv: usize, dk: usize, out: &mut [f32]) {
     let mut d = 0;
     while d < dk {
         let regs = (dk - d).div_ceil(16).min(4);
@@ -256,9 +357,9 @@ pub(crate) unsafe fn zen_row_values(w: &[f32], v: &[f32], ldv: usize, dk: usize,
         for (j, &wj) in w.iter().enumerate() {
             let wv = _mm512_set1_ps(wj);
             for (r, cr) in c.iter_mut().enumerate().take(regs) {
-                // SAFETY: the masked lanes of value row j are `v[j·ldv + d + 16r ..]` up to dk,
+                // SAFETY: the masked lanes of value row j are `v[j·ldv + col + d + 16r ..]` up to dk,
                 // inside `v`.
-                let vr = unsafe { _mm512_maskz_loadu_ps(mask(r), v.as_ptr().add(j * ldv + d + 16 * r)) };
+                let vr = unsafe { _mm512_maskz_loadu_ps(mask(r), v.as_ptr().add(j * ldv + col + d + 16 * r)) };
                 *cr = _mm512_add_ps(*cr, _mm512_mul_ps(wv, vr));
             }
         }

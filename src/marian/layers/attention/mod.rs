@@ -325,6 +325,20 @@ pub fn attend_with(
         head_scores(kern, zen, chains, q, m, k, keys_t, n, dk, scale, hs, kt);
     }
     kern.marian_softmax_rows(scores, n);
+    if m == 1 {
+        // One query row: the weights of all heads are consecutive rows, and the value sums of
+        // all heads run in one call (each dimension still its own chain over the keys).
+        let out = &mut out[out_col..out_col + heads * dk];
+        let (vd, ldv) = (&v.data[v.col..], v.stride);
+        if zen {
+            // [`wv_zen_unfused`] for every dimension of every head.
+            kern.zen_row_values(scores, heads, vd, ldv, dk, out);
+        } else {
+            // [`wv_one_row`] for every dimension of every head.
+            kern.one_row_values(scores, heads, vd, ldv, dk, out);
+        }
+        return;
+    }
     for (h, w) in scores.chunks_exact(size).enumerate() {
         let v = View { col: v.col + h * dk, ..v };
         head_values(kern, zen, w, m, v, n, dk, out, out_stride, out_col + h * dk);
@@ -390,7 +404,7 @@ fn head_scores(
     }
 }
 
-/// `weights·V` of one head: `m` rows of softmax weights `w` over `n` values.
+/// `weights·V` of one head: `m ≥ 2` rows of softmax weights `w` over `n` values.
 #[allow(clippy::too_many_arguments)]
 fn head_values(
     kern: &Kernels,
@@ -408,11 +422,8 @@ fn head_values(
         // [`wv_zen_unfused`] for all dimensions at once.
         for i in 0..m {
             let o = &mut out[i * out_stride + out_col..i * out_stride + out_col + dk];
-            kern.zen_row_values(&w[i * n..(i + 1) * n], &v.data[v.col..], v.stride, dk, o);
+            kern.zen_row_values(&w[i * n..(i + 1) * n], 1, &v.data[v.col..], v.stride, dk, o);
         }
-    } else if m == 1 {
-        // [`wv_one_row`] for all dimensions at once.
-        kern.one_row_values(&w[..n], &v.data[v.col..], v.stride, dk, &mut out[out_col..out_col + dk]);
     } else {
         // A plain chain over the keys for every row and dimension at once.
         let out = &mut out[out_col..];
