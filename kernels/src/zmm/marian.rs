@@ -78,8 +78,10 @@ pub(crate) unsafe fn max_and_exp_sum8(row: &[f32]) -> (f32, f32) {
     (max, crate::ymm::sum_left_to_right(acc))
 }
 
-/// [`crate::scalar::chain_products`] with zmm registers: tiles of up to 4 rows × 16 columns, as
-/// [`crate::ymm::chain_products`] with twice the columns, the tail through a mask.
+/// [`crate::scalar::chain_products`] with zmm registers: tiles of up to 4 rows × 2 registers
+/// of 16 columns, one accumulator per row and register, `vfmadd231ps` over the inner index in
+/// order; the last columns through masked loads and stores. Eight independent chains keep both
+/// FMA units busy where one register of columns (four chains) waits on the FMA's latency.
 ///
 /// # Safety
 /// The CPU has AVX-512F; lengths as [`crate::scalar::check_chain_products`] checks them.
@@ -101,22 +103,66 @@ pub(crate) unsafe fn chain_products(
         let r = (m - i).min(4);
         let mut j = 0;
         while j < n {
-            let mask = lanes(j, n);
-            let mut acc = [_mm512_setzero_ps(); 4];
-            for t in 0..k {
-                // SAFETY: the masked lanes are `b[t·ldb + j ..][..]` up to column n, inside `b`.
-                let bv = unsafe { _mm512_maskz_loadu_ps(mask, b.as_ptr().add(t * ldb + j)) };
-                for (rr, ac) in acc.iter_mut().enumerate().take(r) {
-                    *ac = _mm512_fmadd_ps(_mm512_set1_ps(a[(i + rr) * lda + t]), bv, *ac);
+            let wide = n - j > 16;
+            // SAFETY: rows `i .. i + r` and columns from `j` (up to n) are inside the checked
+            // operands; a tile of 2 registers only where more than 16 columns are left.
+            unsafe {
+                match (r, wide) {
+                    (4, true) => chain_tile::<4, 2>(a, lda, b, ldb, n, k, c, ldc, i, j),
+                    (4, false) => chain_tile::<4, 1>(a, lda, b, ldb, n, k, c, ldc, i, j),
+                    (3, true) => chain_tile::<3, 2>(a, lda, b, ldb, n, k, c, ldc, i, j),
+                    (3, false) => chain_tile::<3, 1>(a, lda, b, ldb, n, k, c, ldc, i, j),
+                    (2, true) => chain_tile::<2, 2>(a, lda, b, ldb, n, k, c, ldc, i, j),
+                    (2, false) => chain_tile::<2, 1>(a, lda, b, ldb, n, k, c, ldc, i, j),
+                    (_, true) => chain_tile::<1, 2>(a, lda, b, ldb, n, k, c, ldc, i, j),
+                    (_, false) => chain_tile::<1, 1>(a, lda, b, ldb, n, k, c, ldc, i, j),
                 }
             }
-            for (rr, ac) in acc.iter().enumerate().take(r) {
-                // SAFETY: the masked lanes are `c[(i + rr)·ldc + j ..]` up to column n, inside `c`.
-                unsafe { _mm512_mask_storeu_ps(c.as_mut_ptr().add((i + rr) * ldc + j), mask, *ac) };
-            }
-            j += 16;
+            j += if wide { 2 * 16 } else { 16 };
         }
         i += r;
+    }
+}
+
+/// One tile of [`chain_products`]: rows `i .. i + R`, `C` registers of columns from `j` (the
+/// last masked at `n`). Constant sizes keep the accumulators in registers.
+///
+/// # Safety
+/// As [`chain_products`]; `i + R ≤ m` and `j + 16·(C − 1) < n`.
+#[target_feature(enable = "avx512f")]
+#[inline]
+#[allow(clippy::too_many_arguments)]
+unsafe fn chain_tile<const R: usize, const C: usize>(
+    a: &[f32],
+    lda: usize,
+    b: &[f32],
+    ldb: usize,
+    n: usize,
+    k: usize,
+    c: &mut [f32],
+    ldc: usize,
+    i: usize,
+    j: usize,
+) {
+    let mask: [__mmask16; C] = std::array::from_fn(|x| lanes(j + 16 * x, n));
+    let mut acc = [[_mm512_setzero_ps(); C]; R];
+    for t in 0..k {
+        // SAFETY: the masked lanes are `b[t·ldb + j + 16x ..]` up to column n, inside `b`.
+        let bv: [_; C] =
+            std::array::from_fn(|x| unsafe { _mm512_maskz_loadu_ps(mask[x], b.as_ptr().add(t * ldb + j + 16 * x)) });
+        for (rr, acc) in acc.iter_mut().enumerate() {
+            // SAFETY: row i + rr < m holds k ≤ lda values of `a` (checked).
+            let av = _mm512_set1_ps(unsafe { *a.as_ptr().add((i + rr) * lda + t) });
+            for (ac, bv) in acc.iter_mut().zip(&bv) {
+                *ac = _mm512_fmadd_ps(av, *bv, *ac);
+            }
+        }
+    }
+    for (rr, acc) in acc.iter().enumerate() {
+        for (x, ac) in acc.iter().enumerate() {
+            // SAFETY: the masked lanes are `c[(i + rr)·ldc + j + 16x ..]` up to column n, inside `c`.
+            unsafe { _mm512_mask_storeu_ps(c.as_mut_ptr().add((i + rr) * ldc + j + 16 * x), mask[x], *ac) };
+        }
     }
 }
 
@@ -173,16 +219,15 @@ pub(crate) unsafe fn carry_scores(q: &[f32], kt: &[f32], ldkt: usize, nb: usize,
 }
 
 /// [`crate::scalar::one_row_values`] with zmm registers. When a head's size is a multiple of
-/// 16, every register lies in one head, so the dimensions of all heads run as one row of up to
-/// 8 registers side by side, each with its head's weights: that reads each value row in one
-/// sweep and keeps 8 chains in flight instead of the 2 of one head of 32. Otherwise one
-/// head at a time.
+/// 16, every register lies in one head, so the dimensions of all heads run as one row,
+/// 8 registers side by side ([`all_heads`]), each with its head's weights: one call for all
+/// heads, and more independent chains in flight than one head of 32 has. Otherwise one head at
+/// a time.
 ///
 /// # Safety
 /// The CPU has AVX-512F; lengths as [`crate::scalar::check_one_row_values`] checks them.
 #[target_feature(enable = "avx512f")]
 pub(crate) unsafe fn one_row_values(w: &[f32], heads: usize, v: &[f32], ldv: usize, dk: usize, out: &mut [f32]) {
-    const G: usize = 8;
     let n = w.len() / heads;
     if !dk.is_multiple_of(16) {
         for h in 0..heads {
@@ -192,43 +237,8 @@ pub(crate) unsafe fn one_row_values(w: &[f32], heads: usize, v: &[f32], ldv: usi
         }
         return;
     }
-    let width = heads * dk;
-    let mut d = 0;
-    while d < width {
-        let regs = ((width - d) / 16).min(G);
-        let wh: [&[f32]; G] = std::array::from_fn(|r| {
-            let h = ((d + 16 * r) / dk).min(heads - 1);
-            &w[h * n..(h + 1) * n]
-        });
-        // SAFETY: register r of value row j is `v[j·ldv + d + 16r ..][..16]`, inside the checked
-        // `width` columns of the row (`d + 16r < width`, and `width` is a multiple of 16).
-        let vr = |j: usize, r: usize| unsafe { _mm512_loadu_ps(v.as_ptr().add(j * ldv + d + 16 * r)) };
-        let ws = |j: usize, r: usize| _mm512_set1_ps(wh[r][j]);
-        let pair =
-            |p: usize, q: usize, r: usize| _mm512_fmadd_ps(ws(p, r), vr(p, r), _mm512_mul_ps(ws(q, r), vr(q, r)));
-        let mut c = [_mm512_setzero_ps(); G];
-        let mut b = 0;
-        while b + 8 <= n {
-            for (r, c) in c.iter_mut().enumerate().take(regs) {
-                let mut s =
-                    _mm512_fmadd_ps(ws(b + 4, r), vr(b + 4, r), _mm512_fmadd_ps(ws(b + 6, r), vr(b + 6, r), *c));
-                s = _mm512_add_ps(s, pair(b + 5, b + 7, r));
-                let t = _mm512_add_ps(pair(b, b + 2, r), pair(b + 1, b + 3, r));
-                *c = _mm512_add_ps(s, t);
-            }
-            b += 8;
-        }
-        for j in b..n {
-            for (r, c) in c.iter_mut().enumerate().take(regs) {
-                *c = _mm512_fmadd_ps(ws(j, r), vr(j, r), *c);
-            }
-        }
-        for (r, c) in c.iter().enumerate().take(regs) {
-            // SAFETY: `out` holds `width` floats (checked).
-            unsafe { _mm512_storeu_ps(out.as_mut_ptr().add(d + 16 * r), *c) };
-        }
-        d += 16 * regs;
-    }
+    // SAFETY: lengths checked; `dk` is a multiple of 16.
+    unsafe { all_heads::<false, 8>(w, heads, v, ldv, dk, out) };
 }
 
 /// One head of [`one_row_values`]: 16 dimensions per register, the last through a mask; head
@@ -301,14 +311,13 @@ pub(crate) unsafe fn zen_carry_scores(q: &[f32], kt: &[f32], ldkt: usize, nb: us
 }
 
 /// [`crate::scalar::zen_row_values`] with zmm registers: as [`one_row_values`], the heads'
-/// dimensions as one row of up to 16 registers when a head's size is a multiple of 16, else
-/// one head at a time with up to 16 registers.
+/// dimensions as one row, 8 registers side by side, when a head's size is a multiple of 16, else
+/// one head at a time.
 ///
 /// # Safety
 /// The CPU has AVX-512F; lengths as [`crate::scalar::check_one_row_values`] checks them.
 #[target_feature(enable = "avx512f")]
 pub(crate) unsafe fn zen_row_values(w: &[f32], heads: usize, v: &[f32], ldv: usize, dk: usize, out: &mut [f32]) {
-    const G: usize = 16;
     let n = w.len() / heads;
     if !dk.is_multiple_of(16) {
         for h in 0..heads {
@@ -317,28 +326,8 @@ pub(crate) unsafe fn zen_row_values(w: &[f32], heads: usize, v: &[f32], ldv: usi
         }
         return;
     }
-    let width = heads * dk;
-    let mut d = 0;
-    while d < width {
-        let regs = ((width - d) / 16).min(G);
-        let wh: [&[f32]; G] = std::array::from_fn(|r| {
-            let h = ((d + 16 * r) / dk).min(heads - 1);
-            &w[h * n..(h + 1) * n]
-        });
-        let mut c = [_mm512_setzero_ps(); G];
-        for j in 0..n {
-            for (r, c) in c.iter_mut().enumerate().take(regs) {
-                // SAFETY: as in [`one_row_values`].
-                let vr = unsafe { _mm512_loadu_ps(v.as_ptr().add(j * ldv + d + 16 * r)) };
-                *c = _mm512_add_ps(*c, _mm512_mul_ps(_mm512_set1_ps(wh[r][j]), vr));
-            }
-        }
-        for (r, c) in c.iter().enumerate().take(regs) {
-            // SAFETY: `out` holds `width` floats (checked).
-            unsafe { _mm512_storeu_ps(out.as_mut_ptr().add(d + 16 * r), *c) };
-        }
-        d += 16 * regs;
-    }
+    // SAFETY: lengths checked; `dk` is a multiple of 16.
+    unsafe { all_heads::<true, 8>(w, heads, v, ldv, dk, out) };
 }
 
 /// One head of [`zen_row_values`]: 16 dimensions per register, up to 4 at once; head
@@ -369,4 +358,95 @@ unsafe fn zen_head_values(w: &[f32], v: &[f32], col: usize, ldv: usize, dk: usiz
         }
         d += 16 * regs;
     }
+}
+
+/// The dimensions of all heads as one row of registers, `R` at a time (then fewer for the last),
+/// each register with its head's weights: [`one_row_values`] (`ZEN` false) or
+/// [`zen_row_values`] (`ZEN` true) when `dk` is a multiple of 16.
+///
+/// # Safety
+/// The CPU has AVX-512F; lengths as [`crate::scalar::check_one_row_values`] checks them, `dk` a
+/// multiple of 16.
+#[target_feature(enable = "avx512f")]
+unsafe fn all_heads<const ZEN: bool, const R: usize>(
+    w: &[f32],
+    heads: usize,
+    v: &[f32],
+    ldv: usize,
+    dk: usize,
+    out: &mut [f32],
+) {
+    let width = heads * dk;
+    let mut d = 0;
+    while d < width {
+        let left = (width - d) / 16;
+        // SAFETY: registers `d / 16 ..` up to `left` are inside every checked row and `out`.
+        d += 16
+            * unsafe {
+                if left >= R {
+                    heads_block::<ZEN, R>(w, heads, v, ldv, dk, d, out)
+                } else if left >= 4 {
+                    heads_block::<ZEN, 4>(w, heads, v, ldv, dk, d, out)
+                } else if left >= 2 {
+                    heads_block::<ZEN, 2>(w, heads, v, ldv, dk, d, out)
+                } else {
+                    heads_block::<ZEN, 1>(w, heads, v, ldv, dk, d, out)
+                }
+            };
+    }
+}
+
+/// `N` registers of [`all_heads`] from dimension `d` (over all heads); returns `N`. A constant
+/// count keeps the accumulators in registers.
+///
+/// # Safety
+/// As [`all_heads`], and `d + 16·N ≤ heads · dk`.
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn heads_block<const ZEN: bool, const N: usize>(
+    w: &[f32],
+    heads: usize,
+    v: &[f32],
+    ldv: usize,
+    dk: usize,
+    d: usize,
+    out: &mut [f32],
+) -> usize {
+    let n = w.len() / heads;
+    // The weights of the head each register lies in (a register never straddles two heads).
+    let wp: [*const f32; N] = std::array::from_fn(|r| w[(d + 16 * r) / dk * n..].as_ptr());
+    // SAFETY: row j < n, register r < N: columns `d + 16r ..` of a checked row.
+    let vr = |j: usize, r: usize| unsafe { _mm512_loadu_ps(v.as_ptr().add(j * ldv + d + 16 * r)) };
+    // SAFETY: `wp[r]` points at its head's `n` weights and j < n.
+    let ws = |j: usize, r: usize| _mm512_set1_ps(unsafe { *wp[r].add(j) });
+    let mut c = [_mm512_setzero_ps(); N];
+    let mut b = 0;
+    if !ZEN {
+        let pair =
+            |p: usize, q: usize, r: usize| _mm512_fmadd_ps(ws(p, r), vr(p, r), _mm512_mul_ps(ws(q, r), vr(q, r)));
+        while b + 8 <= n {
+            for (r, c) in c.iter_mut().enumerate() {
+                let mut s =
+                    _mm512_fmadd_ps(ws(b + 4, r), vr(b + 4, r), _mm512_fmadd_ps(ws(b + 6, r), vr(b + 6, r), *c));
+                s = _mm512_add_ps(s, pair(b + 5, b + 7, r));
+                let t = _mm512_add_ps(pair(b, b + 2, r), pair(b + 1, b + 3, r));
+                *c = _mm512_add_ps(s, t);
+            }
+            b += 8;
+        }
+    }
+    for j in b..n {
+        for (r, c) in c.iter_mut().enumerate() {
+            *c = if ZEN {
+                _mm512_add_ps(*c, _mm512_mul_ps(ws(j, r), vr(j, r)))
+            } else {
+                _mm512_fmadd_ps(ws(j, r), vr(j, r), *c)
+            };
+        }
+    }
+    for (r, c) in c.iter().enumerate() {
+        // SAFETY: `out` holds `heads · dk ≥ d + 16·N` floats (checked).
+        unsafe { _mm512_storeu_ps(out.as_mut_ptr().add(d + 16 * r), *c) };
+    }
+    N
 }
