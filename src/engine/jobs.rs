@@ -1,21 +1,25 @@
 //! The requests in flight, as the scheduler sees them: which sentence of which request each
 //! chunk belongs to, what each stage produced, and when a request is complete.
 //!
-//! A sentence goes through its request's stages one after the other; at each stage it is
-//! encoded with that model's source vocabulary and cut into chunks of at most
-//! `max_length_break − 1` pieces (as Bergamot wraps long sentences), each chunk decoded on its
-//! own; the chunks' outputs are decoded to text and joined with a space. The text of one stage is
-//! the input of the next (pivoting through English), so a sentence enters the second model's queue
-//! as soon as its own first stage ends.
+//! A sentence goes through its request's stages one after the other. At each stage it is
+//! encoded with that model's source vocabulary — at the first stage only if the caller did not
+//! hand in its pieces (the text pipeline does: the pieces it counted to cut long sentences) — and
+//! cut by [`crate::text::wrap::chunks`] into chunks of at most `max_length_break − 1` pieces (as
+//! Bergamot wraps long sentences; a sentence the pipeline cut is one chunk), each chunk decoded
+//! on its own; the chunks' outputs are decoded to text and joined with a space. The text of one
+//! stage is the input of the next (pivoting through English), so a sentence enters the second
+//! model's queue as soon as its own first stage ends.
 
 use std::ops::Range;
 use std::sync::Arc;
 use std::sync::mpsc;
 
-use super::{EngineError, Request};
+use super::{EngineError, Request, Source};
 use crate::marian::Model;
-use crate::marian::search::{SearchOptions, chunks};
+use crate::marian::search::SearchOptions;
+use crate::text::wrap::chunks;
 use crate::text::{Aligned, AlignedPiece};
+use crate::vocab::Pieces;
 
 /// Who a chunk's output belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,6 +54,8 @@ pub(crate) type Queued = (Arc<Model>, Unit);
 struct Sentence {
     stage: usize,
     text: String,
+    /// The first stage's pieces as the caller encoded them, until that stage starts.
+    given: Option<Pieces>,
     chunks: Vec<Vec<u32>>,
     pending: usize,
     /// With [`SearchOptions::alignment`]: each chunk's soft alignment, the pieces of this stage's
@@ -62,10 +68,11 @@ struct Sentence {
 }
 
 impl Sentence {
-    fn new(text: String) -> Sentence {
+    fn new(source: Source) -> Sentence {
         Sentence {
             stage: 0,
-            text,
+            text: source.text,
+            given: source.pieces,
             chunks: Vec::new(),
             pending: 0,
             weights: Vec::new(),
@@ -100,7 +107,8 @@ impl Jobs {
     pub fn add(&mut self, req: Request, queue: &mut Vec<Queued>, max_pieces: Option<usize>) {
         let Request { stages, sentences, opts, reply } = req;
         if stages.is_empty() {
-            let _ = reply.send(Ok(sentences.into_iter().map(|text| Aligned { text, pieces: Vec::new() }).collect()));
+            let _ =
+                reply.send(Ok(sentences.into_iter().map(|s| Aligned { text: s.text, pieces: Vec::new() }).collect()));
             return;
         }
         self.next_generation += 1;
@@ -181,17 +189,17 @@ impl Jobs {
         let generation = job.generation;
         let sent = &mut job.sentences[s];
         let model = &job.stages[sent.stage];
-        let encoded = if job.opts.alignment {
-            model.src_vocab.encode_spans(&sent.text).map(|pieces| {
-                let (ids, spans) = pieces.into_iter().unzip();
-                sent.spans = spans;
-                ids
-            })
-        } else {
-            model.src_vocab.encode(&sent.text)
+        let align = job.opts.alignment;
+        // Pieces without the spans alignment needs are encoded again (no caller sends those).
+        let encoded = match sent.given.take() {
+            Some(given) if !align || given.spans.is_some() => Ok(given),
+            _ => model.src_vocab.pieces(&sent.text, align),
         };
-        let ids: Vec<u32> = match encoded {
-            Ok(ids) => ids,
+        let ids = match encoded {
+            Ok(Pieces { ids, spans }) => {
+                sent.spans = spans.unwrap_or_default();
+                ids
+            }
             Err(e) => {
                 let owner = Owner { job: id, generation, sentence: s, chunk: 0 };
                 self.fail(&owner, e.into());

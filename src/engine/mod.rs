@@ -26,7 +26,7 @@ use crate::marian::Model;
 use crate::marian::layers::attention::Mkl;
 use crate::marian::search::{DecodeError, SearchOptions};
 use crate::text::Aligned;
-use crate::vocab::VocabError;
+use crate::vocab::{Pieces, VocabError};
 
 pub use scheduler::SPLIT_ROWS_PER_THREAD;
 
@@ -118,9 +118,24 @@ impl EngineError {
 /// A request: sentences through `stages` (one model, or from→en and en→to).
 pub(crate) struct Request {
     pub stages: Vec<Arc<Model>>,
-    pub sentences: Vec<String>,
+    pub sentences: Vec<Source>,
     pub opts: SearchOptions,
     pub reply: mpsc::Sender<Result<Vec<Aligned>, EngineError>>,
+}
+
+/// A sentence to translate, and its pieces when the caller has already encoded it.
+pub(crate) struct Source {
+    pub text: String,
+    /// `text`'s pieces from the first stage's source vocabulary (with spans when the request
+    /// asks for alignment), as the text pipeline counted them to cut long sentences: the engine
+    /// decodes these instead of encoding `text` again. `None`: the engine encodes it.
+    pub pieces: Option<Pieces>,
+}
+
+impl From<String> for Source {
+    fn from(text: String) -> Source {
+        Source { text, pieces: None }
+    }
 }
 
 /// A request in flight; [`Ticket::wait`] gives its translations, in order.
@@ -176,6 +191,12 @@ impl Engine {
 
     /// Queues `sentences` through `stages` and returns at once.
     pub fn submit(&self, stages: &[Arc<Model>], sentences: Vec<String>, opts: &SearchOptions) -> Ticket {
+        self.submit_sources(stages, sentences.into_iter().map(Source::from).collect(), opts)
+    }
+
+    /// [`Engine::submit`] with the sentences a caller has already encoded with the first
+    /// stage's source vocabulary.
+    pub(crate) fn submit_sources(&self, stages: &[Arc<Model>], sentences: Vec<Source>, opts: &SearchOptions) -> Ticket {
         let (reply, rx) = mpsc::channel();
         let req = Request { stages: stages.to_vec(), sentences, opts: opts.clone(), reply };
         if let Some(tx) = &self.tx

@@ -61,7 +61,7 @@ mod sentences;
 mod standin;
 #[cfg(test)]
 mod tests;
-mod wrap;
+pub(crate) mod wrap;
 
 pub use pipeline::{Options, Pipeline, Plan};
 pub use standin::{StandIn, StandInMode};

@@ -1,9 +1,22 @@
-//! Sentences longer than the model's limit are translated in pieces. Firefox cuts them every 127
-//! SentencePiece pieces, wherever that falls (mid-word); here the cut goes at the last sensible
-//! point that fits: after clause punctuation (`;:.!?…`, and `。！？；：` in scripts without
-//! spaces), else after a comma (`,，、`), else at a space, and only in a word that is
-//! longer than the limit by itself at a grapheme boundary. A clause or comma cut is preferred
-//! to a later space when its piece is at least half as long.
+//! Where sentences longer than the model's limit are cut: the one home of both cutting rules.
+//!
+//! A model takes at most `max_length_break − 1` source pieces at a time ([`limit`]; Firefox's
+//! models: 127 of `max-length-break` 128). Longer text is translated in pieces, cut by one of two
+//! rules:
+//!
+//! - [`cut`], the text pipeline's rule, for every sentence of a post (`translate`, `serve`,
+//!   `bench translate`, `--raw` and `--no-split` included): the cut goes at the last sensible
+//!   point that fits: after clause punctuation (`;:.!?…`, and `。！？；：` in scripts without
+//!   spaces), else after a comma (`,，、`), else at a space, and only in a word that is longer
+//!   than the limit by itself at a grapheme boundary. A clause or comma cut is preferred to a
+//!   later space when its piece is at least half as long. Pieces are counted by the translator's
+//!   own encoding, and the pieces it counted are the ones the engine decodes, so a segment the
+//!   pipeline made never reaches the engine over the limit (except a single grapheme that is).
+//! - [`chunks`], Bergamot's rule, for what reaches the engine over the limit all the same: the
+//!   English text of a pivot's first stage, the sentences of a caller that skips the pipeline
+//!   (`Translator::translate_sentences`) and a lone grapheme over the limit. It cuts the piece
+//!   ids every `limit` pieces, wherever that falls (mid-word), as Firefox does; the engine applies
+//!   it to whatever it decodes, which leaves a segment the pipeline cut whole.
 
 use std::ops::Range;
 
@@ -20,7 +33,8 @@ struct Cut {
 
 /// Cuts `text` (no line breaks, no spacing at its ends) into pieces of at most `max` tokens as
 /// counted by `count`, returned as byte ranges in order; the text between two is their gap.
-/// A single grapheme longer than `max` tokens still makes a piece of its own.
+/// A single grapheme longer than `max` tokens still makes a piece of its own. Every piece is
+/// counted whole (once), so a translator that keeps what it counted has each piece's tokens.
 pub(crate) fn cut(text: &str, max: usize, count: impl Fn(&str) -> usize) -> Vec<Range<usize>> {
     let mut pieces = Vec::new();
     let mut start = 0;
@@ -33,6 +47,12 @@ pub(crate) fn cut(text: &str, max: usize, count: impl Fn(&str) -> usize) -> Vec<
             pieces.push(start..text.len());
             return pieces;
         }
+        // The prefixes of `rest` counted while choosing, by their end.
+        let probed = std::cell::RefCell::new(Vec::new());
+        let count = |prefix: &str| {
+            probed.borrow_mut().push(prefix.len());
+            count(prefix)
+        };
         let cuts = candidates(rest, window);
         // Token counts grow with the prefix, so the fitting cuts come first.
         let fitting = cuts.partition_point(|c| count(&rest[..c.end]) <= max);
@@ -47,10 +67,26 @@ pub(crate) fn cut(text: &str, max: usize, count: impl Fn(&str) -> usize) -> Vec<
             }
             None => grapheme_cut(rest, window, max, &count),
         };
+        if !probed.borrow().contains(&chosen.end) {
+            count(&rest[..chosen.end]);
+        }
         pieces.push(start..start + chosen.end);
         start += chosen.next;
     }
     pieces
+}
+
+/// The most source pieces a model takes at a time: Bergamot's `max-length-break` − 1.
+pub(crate) fn limit(max_length_break: usize) -> usize {
+    max_length_break.saturating_sub(1)
+}
+
+/// Cuts a sentence's piece ids into chunks of at most [`limit`] (at least one) pieces, as
+/// Bergamot's `text_processor.cpp` wraps them; each chunk gets its own `</s>` later. A sentence
+/// without pieces is one empty chunk.
+pub(crate) fn chunks(ids: &[u32], max_length_break: usize) -> Vec<&[u32]> {
+    let size = limit(max_length_break).max(1);
+    if ids.is_empty() { vec![ids] } else { ids.chunks(size).collect() }
 }
 
 /// More than any tokenizer spends on one token (a SentencePiece piece is at most 16 characters
@@ -118,6 +154,32 @@ mod tests {
 
     fn pieces(text: &str, max: usize, count: impl Fn(&str) -> usize) -> Vec<&str> {
         cut(text, max, count).into_iter().map(|r| &text[r]).collect()
+    }
+
+    #[test]
+    fn ids_are_cut_every_127_pieces() {
+        let ids: Vec<u32> = (0..300).collect();
+        let c = chunks(&ids, 128);
+        assert_eq!(c.iter().map(|c| c.len()).collect::<Vec<_>>(), vec![127, 127, 46]);
+        assert_eq!(c.concat(), ids);
+        assert_eq!(chunks(&ids[..127], 128), [&ids[..127]]);
+        assert_eq!(chunks(&[], 128).len(), 1);
+        assert_eq!(chunks(&ids[..3], 1).len(), 3);
+    }
+
+    #[test]
+    fn every_piece_is_counted_whole() {
+        let text = "a; b c d e f g h, i j k l m n o p q r s t u v w x y z";
+        let counted = std::cell::RefCell::new(Vec::new());
+        let count = |s: &str| {
+            counted.borrow_mut().push(s.to_string());
+            words(s)
+        };
+        for max in [1, 3, 6, 7] {
+            for piece in pieces(text, max, count) {
+                assert!(counted.borrow().iter().any(|c| c == piece), "{piece:?} (max {max}) was not counted");
+            }
+        }
     }
 
     #[test]

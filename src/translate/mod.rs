@@ -3,7 +3,8 @@
 //! `translate`, `serve` and `bench translate`: the registry, one shared engine and the language
 //! detector, with one call over records (text or HTML, a pair or `auto`).
 //!
-//! Text flows: post → [`crate::text`] (lines, links, mentions, sentences) → SentencePiece ids →
+//! Text flows: post → [`crate::text`] (lines, links, mentions, sentences, long ones cut by the
+//! pieces SentencePiece gives them) → those ids, encoded once ([`Segments`]) → the engine and
 //! [`crate::marian::search`] (greedy search) → ids → text → put back by [`crate::text`]. Without a direct
 //! model the sentences go through English (`from`→en, then en→`to`), sentence by sentence, as
 //! Firefox pivots. The output of a line never depends on which other lines were translated with it.
@@ -25,8 +26,10 @@ use crate::text::{self, Pipeline};
 use crate::vocab::VocabError;
 
 pub mod records;
+mod segments;
 pub mod service;
 
+pub use segments::Segments;
 pub use service::Service;
 
 pub use crate::fetch::lang::PIVOT;
@@ -316,15 +319,13 @@ impl Translator {
     /// Translates posts (texts with any line breaks, as `serve` receives them): one output per
     /// post, with links, mentions, spacing and line breaks kept (see [`crate::text`]).
     pub fn translate_posts(&self, posts: &[&str]) -> Result<Vec<String>, TranslateError> {
-        let mut me = self;
-        Ok(self.pipeline.translate_posts(posts, &mut me)?)
+        Ok(self.pipeline.translate_posts(posts, &mut self.segments(false))?)
     }
 
     /// [`Translator::translate_posts`] with each output's alignment to its post, from the
     /// decoder's attention (what `--html` places inline markup with).
     pub fn translate_posts_aligned(&self, posts: &[&str]) -> Result<Vec<crate::text::Aligned>, TranslateError> {
-        let mut me = self;
-        Ok(self.pipeline.translate_posts_aligned(posts, &mut me)?)
+        Ok(self.pipeline.translate_posts_aligned(posts, &mut self.segments(true))?)
     }
 
     /// [`Translator::translate_sentences`] with each translation's alignment to its sentence:
@@ -336,8 +337,8 @@ impl Translator {
         Ok(self.engine.submit(&self.stages, texts, &search).wait_aligned()?)
     }
 
-    /// Translates each text as one sentence (cut into chunks only when it reaches the model's
-    /// limit), through every stage; one output per input.
+    /// Translates each text as one sentence (cut by Bergamot's rule only when it reaches the
+    /// model's limit, see [`crate::text::wrap`]), through every stage; one output per input.
     pub fn translate_sentences(&self, sentences: &[&str]) -> Result<Vec<String>, TranslateError> {
         let texts = sentences.iter().map(|s| s.to_string()).collect();
         Ok(self.engine.translate(&self.stages, texts, &self.search)?)
@@ -426,7 +427,9 @@ fn read_block(
     Ok(lines)
 }
 
-/// The engine behind the social-post text pipeline: segments are sentences (or pieces of one).
+/// The engine behind a text pipeline of the caller's own: segments are sentences (or pieces of
+/// one). Stateless, so the engine encodes each segment again after the pipeline counted its
+/// pieces; [`Translator::translate_posts`] goes through [`Segments`], which encodes once.
 impl crate::text::SegmentTranslator for &Translator {
     fn translate(&mut self, segments: &[&str]) -> Result<Vec<String>, crate::text::TranslatorError> {
         self.translate_sentences(segments).map_err(|e| Box::new(e) as crate::text::TranslatorError)
@@ -438,7 +441,7 @@ impl crate::text::SegmentTranslator for &Translator {
     }
 
     fn max_tokens(&self) -> usize {
-        self.search.max_length_break.saturating_sub(1)
+        crate::text::wrap::limit(self.search.max_length_break)
     }
 
     fn translate_aligned(

@@ -6,6 +6,7 @@
 pub mod spm;
 pub mod synthetic;
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use spm::SentencePiece;
@@ -42,6 +43,17 @@ pub struct Vocab {
     eos: u32,
     unk: u32,
     path: PathBuf,
+    /// Sentences encoded so far: how a test shows that each is encoded once.
+    #[cfg(test)]
+    encodes: std::sync::atomic::AtomicUsize,
+}
+
+/// A sentence's piece ids as the encoder takes them (without `</s>`), with the bytes of the
+/// text each covers when they were asked for (what alignment needs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pieces {
+    pub ids: Vec<u32>,
+    pub spans: Option<Vec<Range<usize>>>,
 }
 
 impl std::fmt::Debug for Vocab {
@@ -75,7 +87,15 @@ impl Vocab {
         if eos as usize >= size || unk as usize >= size {
             return Err(unusable(format!("eos id {eos} or unk id {unk} is outside its {size} pieces")));
         }
-        Ok(Vocab { spm, size, eos, unk, path: path.into() })
+        Ok(Vocab {
+            spm,
+            size,
+            eos,
+            unk,
+            path: path.into(),
+            #[cfg(test)]
+            encodes: Default::default(),
+        })
     }
 
     pub fn len(&self) -> usize {
@@ -100,18 +120,43 @@ impl Vocab {
 
     /// The piece ids of a sentence, without the final `</s>`.
     pub fn encode(&self, text: &str) -> Result<Vec<u32>, VocabError> {
+        self.counted();
         Ok(self.spm.encode_ids(text))
     }
 
     /// The piece ids of a sentence with the bytes of `text` each covers, without `</s>`.
-    pub fn encode_spans(&self, text: &str) -> Result<Vec<(u32, std::ops::Range<usize>)>, VocabError> {
+    pub fn encode_spans(&self, text: &str) -> Result<Vec<(u32, Range<usize>)>, VocabError> {
+        self.counted();
         Ok(self.spm.encode(text).into_iter().map(|p| (p.id, p.span)).collect())
+    }
+
+    /// The pieces of a sentence as the engine decodes them, with their spans if `spans`: the one
+    /// encoding shared by whoever encodes a sentence first (the text pipeline counting pieces, or
+    /// the engine).
+    pub fn pieces(&self, text: &str, spans: bool) -> Result<Pieces, VocabError> {
+        if spans {
+            let (ids, spans) = self.encode_spans(text)?.into_iter().unzip();
+            Ok(Pieces { ids, spans: Some(spans) })
+        } else {
+            Ok(Pieces { ids: self.encode(text)?, spans: None })
+        }
+    }
+
+    /// Sentences this vocabulary has encoded.
+    #[cfg(test)]
+    pub(crate) fn encodes(&self) -> usize {
+        self.encodes.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn counted(&self) {
+        #[cfg(test)]
+        self.encodes.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// The bytes of `self.decode(ids)` each id gives, in order: piece `i` is what decoding
     /// `ids[..=i]` adds to decoding `ids[..i]` (a piece that decodes to nothing, or to part of
     /// a character, gets an empty range there).
-    pub fn decode_spans(&self, ids: &[u32]) -> Result<(String, Vec<std::ops::Range<usize>>), VocabError> {
+    pub fn decode_spans(&self, ids: &[u32]) -> Result<(String, Vec<Range<usize>>), VocabError> {
         let text = self.decode(ids)?;
         let mut spans = Vec::with_capacity(ids.len());
         let mut end = 0;
@@ -131,6 +176,7 @@ impl Vocab {
 
     /// The pieces of a sentence as strings (for `--debug` output and tests).
     pub fn encode_pieces(&self, text: &str) -> Result<Vec<String>, VocabError> {
+        self.counted();
         Ok(self.spm.encode(text).into_iter().map(|p| p.piece).collect())
     }
 

@@ -14,6 +14,7 @@ use crate::marian::Model;
 use crate::marian::layers::softmax::{log_softmax, max_and_log_sum};
 use crate::marian::transformer::{DecoderState, EncoderOut, Runtime, ShortOutput, StepInput, StepRow, Workspace};
 use crate::profile::{self, Kind};
+use crate::text::wrap::chunks;
 
 /// Search settings (Firefox's values by default).
 #[derive(Clone, Debug)]
@@ -21,7 +22,8 @@ pub struct SearchOptions {
     /// Output length limit as a multiple of the source length (including `</s>`).
     pub max_length_factor: f32,
     /// Sentences of this many pieces or more are cut into chunks of `max_length_break − 1` pieces
-    /// (Bergamot's `max-length-break`), each translated on its own.
+    /// (Bergamot's `max-length-break`), each translated on its own (the rules are in
+    /// [`crate::text::wrap`]).
     pub max_length_break: usize,
     /// Restrict each sentence's output to its lexical shortlist.
     pub shortlist: bool,
@@ -220,13 +222,6 @@ pub fn length_limit(len: usize, factor: f32) -> usize {
     if limit.is_finite() && limit >= 1.0 { limit as usize } else { 1 }
 }
 
-/// Cuts a sentence's pieces into chunks of at most `max_break − 1` (Bergamot `text_processor.cpp`
-/// wrap); each chunk gets its own `</s>` later.
-pub fn chunks(ids: &[u32], max_break: usize) -> Vec<&[u32]> {
-    let size = max_break.saturating_sub(1).max(1);
-    if ids.is_empty() { vec![ids] } else { ids.chunks(size).collect() }
-}
-
 impl<'m> GreedySearch<'m> {
     pub fn new(model: &'m Model, kernels: &'m Kernels, arith: Arithmetic, debug: bool) -> GreedySearch<'m> {
         GreedySearch::with_buffers(model, kernels, arith, debug, Buffers::default())
@@ -413,13 +408,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn limits_and_chunks() {
+    fn limits() {
         assert_eq!(length_limit(17, 2.0), 34);
         assert_eq!(length_limit(3, 1.5), 5);
-        let ids: Vec<u32> = (0..300).collect();
-        let c = chunks(&ids, 128);
-        assert_eq!(c.iter().map(|c| c.len()).collect::<Vec<_>>(), vec![127, 127, 46]);
-        assert_eq!(chunks(&[], 128).len(), 1);
     }
 
     /// Marian's loop as it reads: a running `s > best` from the first candidate.
