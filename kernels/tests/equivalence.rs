@@ -315,6 +315,30 @@ fn kernels_equal_reference_on_model_shapes() {
     }
 }
 
+/// An output layer with several rows: more than a megabyte of float output, which the AVX-512
+/// VNNI kernel computes in row panels (`PANEL_ABOVE`), with a ragged last panel in either
+/// arithmetic's tile height.
+#[test]
+fn kernels_equal_reference_on_output_layer_rows() {
+    for (t, m) in [13, 17].into_iter().enumerate() {
+        let c = Case {
+            m,
+            k: 64,
+            n: 20_500,
+            a_pad: 0,
+            out_pad: 3,
+            values: [Values::Extremes, Values::UniformBelow255][t],
+            zero_fix: t == 0,
+            scale: [ScaleKind::Columns, ScaleKind::RowsColumns][t],
+            bias: true,
+            relu: t == 1,
+            u8_out: false,
+            seed: 0xD1B5_4A32_D192_ED03 ^ t as u64,
+        };
+        check_case(&c).unwrap_or_else(|e| panic!("{m}×64×20500: {e}"));
+    }
+}
+
 /// Floats that exercise rounding and `cvtps2dq`'s saturation: ties, NaN, infinities, values past
 /// int32, negative zero, denormals.
 fn awkward_f32() -> impl Strategy<Value = f32> {
