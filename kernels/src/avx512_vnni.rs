@@ -23,11 +23,12 @@ const BLOCKS: usize = 4;
 /// Output bytes of a part beyond which rows go in panels of one tile height, each swept across
 /// every column, instead of each group of column blocks swept down every row. Sweeping down
 /// rows reuses a 16 KB slice of `B` from L1, but writes to as many output rows at once as the
-/// part has; when those rows no longer fit in L2 (the full output layer: 32,000 floats a row)
-/// the scattered write-backs cost more than streaming `B` again per panel. Measured on a 2-vCPU
-/// Zen 4 EPYC (`bench-gemm --shape logits-full`, k = 256, alternating runs on a loaded machine):
-/// m = 16 from 44–56% of the step's peak to 50–95%, m = 64 from 35–37% to 37–83%.
-const PANEL_ABOVE: usize = 1 << 20;
+/// part has; when those rows are many megabytes (the full output layer: 32,000 floats a row)
+/// the scattered write-backs cost more than streaming `B` again per panel. Measured on an idle
+/// 2-vCPU Zen 4 EPYC (`bench-gemm --shape logits-full`, k = 256, two alternating runs): m = 64
+/// from 65–77% of the step's peak to 71–78%, m = 256 from 60% to 70–71%; at m = 16 (2 MB) the
+/// panels were 2 points slower, hence the threshold.
+const PANEL_ABOVE: usize = 4 << 20;
 
 /// The exact product of one part.
 ///
