@@ -20,13 +20,14 @@ pub enum Kind {
     /// The output layer's product (logits).
     OutputProduct,
     Attention,
-    /// Log-softmax of the output rows.
+    /// Log-softmax of the output rows (only the rows whose choice needs it: see
+    /// [`Count`]).
     Softmax,
     LayerNorm,
     Embeddings,
     /// Building a sentence's shortlisted output layer.
     Shortlist,
-    /// The greedy choice over a row of log-probabilities.
+    /// The greedy choice over a row: from its raw logits, or over its log-probabilities.
     Argmax,
     /// The scheduler's own work between steps.
     Scheduling,
@@ -68,7 +69,20 @@ impl Kind {
     }
 }
 
+/// What is counted beside the times: how the greedy search chose its rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Count {
+    /// Rows whose log-softmax was computed (Marian's form).
+    FullRows,
+    /// Rows chosen from the raw logits, their log-sum skipped.
+    RawRows,
+    /// Sentences started again with the full form at every step (a near-tie after skipped
+    /// log-sums).
+    Replays,
+}
+
 static NANOS: [AtomicU64; KINDS.len()] = [const { AtomicU64::new(0) }; KINDS.len()];
+static COUNTS: [AtomicU64; 3] = [const { AtomicU64::new(0) }; 3];
 static ON: AtomicBool = AtomicBool::new(false);
 /// Engines started in this process, and the compute threads they run (the report's last line:
 /// one engine serves every language pair of a run).
@@ -105,6 +119,19 @@ pub fn time(kind: Kind) -> Timer {
     Timer(enabled().then(|| (kind, Instant::now())))
 }
 
+/// Adds one to `what` when profiling is on.
+#[inline]
+pub fn count(what: Count) {
+    if enabled() {
+        COUNTS[what as usize].fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// The counts so far: full rows, raw rows, replays.
+pub fn counts() -> [u64; 3] {
+    COUNTS.each_ref().map(|c| c.load(Ordering::Relaxed))
+}
+
 /// Counts an engine started with `threads` compute threads (whether profiling is on or not).
 pub fn engine_started(threads: usize) {
     ENGINES.fetch_add(1, Ordering::Relaxed);
@@ -125,6 +152,10 @@ pub fn report() -> String {
         let pct = if compute > 0.0 { format!("{:5.1}%", 100.0 * s / compute) } else { "    -".into() };
         out.push_str(&format!("  {:<15} {:>9.3} s  {pct}\n", k.name(), s));
     }
+    let [full, raw, replays] = counts();
+    out.push_str(&format!(
+        "  output rows: {full} log-softmaxed, {raw} chosen from the raw logits; sentences replayed: {replays}\n"
+    ));
     out.push_str(&format!(
         "  engines started: {}, compute threads: {}\n",
         ENGINES.load(Ordering::Relaxed),

@@ -13,7 +13,7 @@ use reseam_kernels::{Arithmetic, Kernels, ShapeError};
 use crate::marian::Model;
 use crate::marian::layers::softmax::{log_softmax, max_and_log_sum};
 use crate::marian::transformer::{DecoderState, EncoderOut, Runtime, ShortOutput, StepInput, StepRow, Workspace};
-use crate::profile::{self, Kind};
+use crate::profile::{self, Count, Kind};
 use crate::text::wrap::chunks;
 
 /// Search settings (Firefox's values by default).
@@ -69,7 +69,7 @@ impl DecodeError {
 pub struct Slot {
     state: DecoderState,
     out: Vec<u32>,
-    path: f32,
+    choice: Choice,
     limit: usize,
     short: Option<ShortOutput>,
     done: bool,
@@ -99,7 +99,7 @@ impl Slot {
             src_len: src.len(),
             state: model.marian.start(enc),
             out: Vec::new(),
-            path: 0.0,
+            choice: Choice::default(),
             short,
             done: false,
         })
@@ -139,6 +139,73 @@ impl Slot {
     /// The output ids and the soft alignment (empty unless asked for).
     pub fn into_parts(self) -> (Vec<u32>, Vec<f32>) {
         (self.out, self.align.unwrap_or_default())
+    }
+
+    /// The token Marian picks from `row`, or `None` when the sentence has to be replayed.
+    fn pick(&mut self, kern: &Kernels, row: &[f32], unk: u32) -> Option<u32> {
+        let ids = self.short.as_ref().map(|s| s.ids.as_slice());
+        let col = self.choice.pick(kern, row, ids, unk)?;
+        Some(ids.map_or(col as u32, |v| v[col]))
+    }
+
+    /// Starts the sentence again from its first step, with the full form at every step so
+    /// that its path score is exact where a near-tie needs it. The greedy output of a sentence
+    /// does not depend on the other rows of its steps, so the replay gives Marian's ids.
+    fn replay(&mut self) {
+        self.state.restart();
+        self.out.clear();
+        if let Some(a) = &mut self.align {
+            a.clear();
+        }
+        self.choice = Choice::replaying();
+    }
+}
+
+/// A sentence's path score and how its next choice is made.
+#[derive(Clone, Copy, Debug, Default)]
+struct Choice {
+    /// Marian's path score while `!inexact`; after a step chosen from the raw logits it is not
+    /// known (its log-sum was skipped) and `bound` holds an upper bound of its magnitude.
+    path: f32,
+    inexact: bool,
+    bound: f32,
+    /// Every step computes the log-softmax: the sentence is being replayed (see [`raw_pick`]).
+    full: bool,
+}
+
+impl Choice {
+    fn replaying() -> Choice {
+        Choice { full: true, ..Choice::default() }
+    }
+
+    /// The column Marian picks from `row` (as [`choose`]), or `None` when the sentence has to
+    /// be replayed: from the raw logits where they decide it ([`raw_pick`]), else from the
+    /// log-softmax, which needs the exact path score.
+    fn pick(&mut self, kern: &Kernels, row: &[f32], ids: Option<&[u32]>, unk: u32) -> Option<usize> {
+        if !self.full {
+            let bound = if self.inexact { self.bound } else { self.path.abs() };
+            let raw = {
+                let _t = profile::time(Kind::Argmax);
+                raw_pick(row, unk_column(ids, unk), bound)
+            };
+            match raw {
+                Some((col, bound)) => {
+                    profile::count(Count::RawRows);
+                    self.inexact = true;
+                    self.bound = bound;
+                    return Some(col);
+                }
+                None if self.inexact => {
+                    profile::count(Count::Replays);
+                    return None;
+                }
+                None => {}
+            }
+        }
+        profile::count(Count::FullRows);
+        let (col, score) = choose(kern, row, self.path, ids, unk);
+        self.path = score;
+        Some(col)
     }
 }
 
@@ -192,9 +259,10 @@ pub fn step(rt: &Runtime, model: &Model, buf: &mut Buffers, slots: &mut [Slot]) 
         let ids = slot.short.as_ref().map(|s| s.ids.as_slice());
         let n = ids.map(|v| v.len()).unwrap_or(vocab);
         let row = &buf.logits[r * vocab..r * vocab + n];
-        let (col, score) = choose(rt.kernels, row, slot.path, ids, unk);
-        let token = ids.map(|v| v[col]).unwrap_or(col as u32);
-        slot.path = score;
+        let Some(token) = slot.pick(rt.kernels, row, unk) else {
+            slot.replay();
+            continue;
+        };
         if token == eos {
             slot.done = true;
         } else {
@@ -361,10 +429,7 @@ pub fn choose(kern: &Kernels, row: &[f32], path: f32, ids: Option<&[u32]>, unk: 
     };
     let _t = profile::time(Kind::Argmax);
     let score = |x: f32| path + ((x - max) - log_sum);
-    let unk_col = match ids {
-        Some(v) => v.iter().position(|&i| i == unk),
-        None => Some(unk as usize),
-    };
+    let unk_col = unk_column(ids, unk);
     let Some(first) = (0..row.len()).find(|&j| Some(j) != unk_col) else { return (0, path) };
     let s0 = score(row[first]);
     if s0.is_nan() {
@@ -380,6 +445,109 @@ pub fn choose(kern: &Kernels, row: &[f32], path: f32, ids: Option<&[u32]>, unk: 
     let m = max_score(before, &score).max(max_score(after, &score)).max(s0);
     let j = (first..row.len()).find(|&j| Some(j) != unk_col && score(row[j]) == m).unwrap_or(first);
     (j, m)
+}
+
+/// The column of `<unk>` in a row: its id, or its place in the shortlist.
+fn unk_column(ids: Option<&[u32]>, unk: u32) -> Option<usize> {
+    match ids {
+        Some(v) => v.iter().position(|&i| i == unk),
+        None => Some(unk as usize),
+    }
+}
+
+/// Marian's greedy choice from the raw logits, without the log-sum, where they decide it:
+/// `Some((column, bound))` with [`choose`]'s column and an upper bound of the magnitude of its
+/// new path score, given `path_bound` ≥ |path|; `None` where the log-softmax has to decide.
+///
+/// Why the raw logits decide: each operation of the score `path + ((x − max) − log_sum)`
+/// rounds to nearest, so each is non-decreasing in `x`, and so is the score. The largest score
+/// is then the score of the largest candidate logit `m`, and the choice (the first column of
+/// the largest score) is the first column of `m` unless an earlier candidate's smaller logit
+/// rounds to the same score. Here that cannot happen: every earlier candidate `x` is below
+/// `t = fl(m − δ)`, δ = 2⁻²⁰·B, B = path_bound + L̂ + 2(|max| + |m|) + 1, L̂ = ln(n) + 1 ≥
+/// |log_sum| (the sum of n exponentials of values ≤ 0, with the term of `max` itself 1, lies
+/// in [1, n(1 + 10⁻³)] for n ≤ 10⁶). By monotony it is enough to show score(x₀) < score(m)
+/// for x₀ the largest float below t. At x₀ and at m every exact intermediate (`x − max`,
+/// `− log_sum`, `path +`) has magnitude below B (δ ≤ 2⁻⁴ as B ≤ 2¹⁶ is required), and each of
+/// the six roundings errs by at most u·B with u = 2⁻²⁴ (half an ulp; B ≥ 1 covers subnormal
+/// results), so the computed scores differ from the exact ones, whose gap is m − x₀ ≥
+/// m − t, by less than 6.01·u·B together; and m − t ≥ δ − u·B = 15·u·B (the rounding of `t`).
+/// So score(x₀) < score(m), with a margin of more than two.
+///
+/// Non-finite values (NaN, infinities) and rows with no candidate leave it to the full form,
+/// as do logits so large that B > 2¹⁶ and rows of more than 10⁶ values. The caller falls back when this returns `None`: to the
+/// full form if its path is exact, else it replays the sentence (a near-tie then needs the
+/// path score, and that is the sum of every earlier step's log-sum).
+fn raw_pick(row: &[f32], unk_col: Option<usize>, path_bound: f32) -> Option<(usize, f32)> {
+    const SCALE: f32 = 1.0 / (1u32 << 20) as f32;
+    let (before, after, unk_x) = match unk_col {
+        Some(u) if u < row.len() => (&row[..u], &row[u + 1..], Some(row[u])),
+        _ => (row, &row[..0], None),
+    };
+    let (mb, zb) = max_and_probe(before);
+    let (ma, za) = max_and_probe(after);
+    let m = if ma > mb { ma } else { mb };
+    if !(zb == 0.0 && za == 0.0 && m.is_finite() && unk_x.is_none_or(f32::is_finite)) {
+        return None;
+    }
+    let max = unk_x.map_or(m, |x| x.max(m));
+    let lhat = (row.len() as f32).ln() + 1.0;
+    let b = path_bound + lhat + 2.0 * (max.abs() + m.abs()) + 1.0;
+    if !(b <= 65536.0) || row.len() > 1_000_000 {
+        return None;
+    }
+    let t = m - b * SCALE;
+    let col = match first_at_least(before, t) {
+        Some(j) => j,
+        None => before.len() + 1 + first_at_least(after, t)?,
+    };
+    if row[col] != m {
+        return None;
+    }
+    // |fl(path + ((m − max) − log_sum))| ≤ (|path| + (max − m) + |log_sum|)(1 + u)³, and the
+    // factor 1 + 16u also covers the rounding of this sum.
+    Some((col, (path_bound + (max - m) + lhat) * (1.0 + SCALE)))
+}
+
+/// The largest value of `xs` (NaN ignored, −∞ if none) and a probe that is 0 when every value
+/// is finite and NaN otherwise (`x · 0` is NaN exactly for NaN and ±∞), in lanes so that the
+/// pass vectorizes.
+#[inline]
+fn max_and_probe(xs: &[f32]) -> (f32, f32) {
+    let mut m = [f32::NEG_INFINITY; 16];
+    let mut z = [0f32; 16];
+    let chunks = xs.chunks_exact(16);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for ((m, z), &x) in m.iter_mut().zip(z.iter_mut()).zip(c) {
+            *m = if x > *m { x } else { *m };
+            *z += x * 0.0;
+        }
+    }
+    for (l, &x) in rest.iter().enumerate() {
+        m[l] = if x > m[l] { x } else { m[l] };
+        z[l] += x * 0.0;
+    }
+    let mut best = f32::NEG_INFINITY;
+    let mut probe = 0f32;
+    for (m, z) in m.into_iter().zip(z) {
+        best = if m > best { m } else { best };
+        probe += z;
+    }
+    (best, probe)
+}
+
+/// The first index of a value ≥ `t`, a block of 16 at a time.
+#[inline]
+fn first_at_least(xs: &[f32], t: f32) -> Option<usize> {
+    let chunks = xs.chunks_exact(16);
+    let start = xs.len() - chunks.remainder().len();
+    for (k, c) in chunks.enumerate() {
+        if c.iter().fold(false, |any, &x| any | (x >= t)) {
+            return c.iter().position(|&x| x >= t).map(|j| k * 16 + j);
+        }
+    }
+    xs[start..].iter().position(|&x| x >= t).map(|j| start + j)
 }
 
 /// The largest `score(x)` over `xs`, NaN ignored (−∞ when there is none).
@@ -469,12 +637,13 @@ mod tests {
         }
     }
 
-    /// Why every step still computes the whole log-sum, even though greedy search only needs
-    /// the pick: the path score takes part in it. Two logits one ulp apart: on a fresh path the
-    /// larger wins; after a path of −100 both scores `path + ((x − max) − log_sum)` round to one
-    /// float (its ulp, 2^−17, dwarfs their 2^−23 difference) and the earlier column wins, as in
-    /// Marian. The raw argmax picks the larger either way, so a shortcut from the raw logits
-    /// would have to know the exact path, and that is the sum of every earlier step's log-sum.
+    /// Why the raw logits cannot always decide, even though greedy search only needs the pick:
+    /// the path score takes part in it. Two logits one ulp apart: on a fresh path the larger
+    /// wins; after a path of −100 both scores `path + ((x − max) − log_sum)` round to one float
+    /// (its ulp, 2^−17, dwarfs their 2^−23 difference) and the earlier column wins, as in
+    /// Marian. The raw argmax picks the larger either way, so [`raw_pick`] declines such a row
+    /// (an earlier logit within its bound of the maximum) on any path, and the sentence takes
+    /// the full form, replayed if its path score is not known.
     #[test]
     fn the_path_score_can_change_the_pick() {
         let k = Kernels::reference();
@@ -484,7 +653,115 @@ mod tests {
             let mut r = row.clone();
             assert_eq!(choose_reference(&mut r, -100.0, None, 99).0, 0, "{row:?}");
             assert_eq!(choose(&k, &row, -100.0, None, 99).0, 0, "{row:?}");
+            for bound in [0.0, 100.0] {
+                assert_eq!(raw_pick(&row, None, bound), None, "{row:?}");
+            }
+            // Reversed, the maximum comes first and nothing earlier can tie with it.
+            let rev: Vec<f32> = row.iter().rev().copied().collect();
+            let want = choose(&k, &rev, -100.0, None, 99);
+            let (col, bound) = raw_pick(&rev, None, 100.0).unwrap();
+            assert_eq!(col, want.0);
+            assert!(want.1.abs() <= bound);
         }
+    }
+
+    fn xorshift(mut seed: u64) -> impl FnMut(u64) -> u64 {
+        move |m: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % m
+        }
+    }
+
+    /// A row of distinct-looking logits in [−8, 8), with (now and then) copies of its maximum
+    /// and values a few ulps below it earlier in the row: exact ties and near-ties.
+    fn random_row(rnd: &mut impl FnMut(u64) -> u64, n: usize, near: bool) -> Vec<f32> {
+        let mut row: Vec<f32> = (0..n).map(|_| rnd(1 << 24) as f32 / (1 << 20) as f32 - 8.0).collect();
+        if near && n > 1 {
+            let (top, &max) = row.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)).unwrap();
+            let j = rnd(top as u64 + 1) as usize;
+            if j != top {
+                let below = rnd(4) as u32;
+                row[j] = if below == 3 { max } else { f32::from_bits(max.to_bits() - 1 - below) };
+            }
+        }
+        row
+    }
+
+    /// Where the raw logits decide, their column is [`choose`]'s and the bound holds the new
+    /// path score; most rows are decided, and every row whose pick the path changes is not.
+    #[test]
+    fn the_raw_pick_is_the_full_choice_where_it_decides() {
+        let mut rnd = xorshift(0x2545_F491_4F6C_DD1D);
+        let (mut decided, mut declined, mut changed) = (0, 0, 0);
+        for case in 0..4000 {
+            let n = [1usize, 2, 7, 8, 12, 64, 333, 1024][case % 8];
+            let row = random_row(&mut rnd, n, case % 3 != 0);
+            let path = -(rnd(400_000) as f32) / 1000.0;
+            let bound = if case % 2 == 0 { path.abs() } else { path.abs() * 1.5 + 3.0 };
+            let unk = rnd(n as u64 + 2) as u32;
+            let ids: Vec<u32> = (0..n as u32).map(|i| (i * 7) % (n as u32 + 3)).collect();
+            for sl in [None, Some(ids.as_slice())] {
+                let k = Kernels::reference();
+                let want = choose(&k, &row, path, sl, unk);
+                let first_max = choose(&k, &row, 0.0, sl, unk).0;
+                changed += usize::from(want.0 != first_max && row[want.0] != row[first_max]);
+                match raw_pick(&row, unk_column(sl, unk), bound) {
+                    Some((col, b)) => {
+                        decided += 1;
+                        assert_eq!(col, want.0, "case {case}: {row:?} path {path} unk {unk} ids {sl:?}");
+                        assert!(want.1.abs() <= b, "case {case}: {} > {b}", want.1);
+                    }
+                    None => declined += 1,
+                }
+            }
+        }
+        assert!(decided > 4000 && declined > 1000 && changed > 50, "{decided} {declined} {changed}");
+    }
+
+    /// Rows of a whole sentence through [`Choice`], replaying from the first row when it asks
+    /// to, give Marian's picks; the near-ties put in after long paths make it replay.
+    #[test]
+    fn a_near_tie_after_raw_steps_replays_to_marians_picks() {
+        let mut rnd = xorshift(0x9E37_79B9_7F4A_7C15);
+        let k = Kernels::reference();
+        let (mut replays, mut changed) = (0, 0);
+        for sentence in 0..300 {
+            let len = 1 + rnd(80) as usize;
+            let n = [8usize, 64, 100][sentence % 3];
+            let tie_at = rnd(len as u64 * 2) as usize;
+            let rows: Vec<Vec<f32>> = (0..len).map(|t| random_row(&mut rnd, n, t == tie_at)).collect();
+            let unk = 1u32;
+            let mut path = 0f32;
+            let mut want = Vec::new();
+            for row in &rows {
+                let (col, p) = choose(&k, row, path, None, unk);
+                changed += usize::from(col != choose(&k, row, 0.0, None, unk).0);
+                want.push(col);
+                path = p;
+            }
+            let mut choice = Choice::default();
+            let mut got = Vec::new();
+            let mut t = 0;
+            while t < rows.len() {
+                match choice.pick(&k, &rows[t], None, unk) {
+                    Some(col) => {
+                        got.push(col);
+                        t += 1;
+                    }
+                    None => {
+                        assert!(!choice.full, "a replay does not replay");
+                        replays += 1;
+                        choice = Choice::replaying();
+                        got.clear();
+                        t = 0;
+                    }
+                }
+            }
+            assert_eq!(got, want, "sentence {sentence}");
+        }
+        assert!(replays > 20 && changed > 5, "{replays} replays, {changed} picks changed by the path");
     }
 
     #[test]

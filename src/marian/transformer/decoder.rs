@@ -17,6 +17,14 @@ pub struct DecoderState {
     cells: Vec<f32>,
 }
 
+impl DecoderState {
+    /// Back to the state before the first step, keeping the encoder result (the greedy search
+    /// replays a sentence with it); allocates nothing.
+    pub fn restart(&mut self) {
+        self.cells.fill(0.0);
+    }
+}
+
 /// What one row of a step reads: the previous output (`None` at the first step) and the position.
 #[derive(Clone, Copy, Debug)]
 pub struct StepInput {
