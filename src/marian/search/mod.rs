@@ -493,7 +493,7 @@ fn raw_pick(row: &[f32], unk_col: Option<usize>, path_bound: f32) -> Option<(usi
     let max = unk_x.map_or(m, |x| x.max(m));
     let lhat = (row.len() as f32).ln() + 1.0;
     let b = path_bound + lhat + 2.0 * (max.abs() + m.abs()) + 1.0;
-    if !(b <= 65536.0) || row.len() > 1_000_000 {
+    if b.is_nan() || b > 65536.0 || row.len() > 1_000_000 {
         return None;
     }
     let t = m - b * SCALE;
