@@ -415,13 +415,33 @@ _reseam() {
             return 0
             ;;
         reseam__subcmd__bench__subcmd__models)
-            opts="-v -h --models --synthetic --count --synthetic-dir --seed --sentence --threads --arithmetic --pack-dir --skip-cold --json --phase --verbose --help"
+            opts="-v -h --models --threads --pin-from-core --arithmetic --mkl --shortlist --no-pack --pack-dir --synthetic --count --synthetic-dir --seed --sentence --skip-cold --json --phase --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --models)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --threads)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pin-from-core)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --arithmetic)
+                    COMPREPLY=($(compgen -W "auto saturating exact" -- "${cur}"))
+                    return 0
+                    ;;
+                --mkl)
+                    COMPREPLY=($(compgen -W "auto intel zen" -- "${cur}"))
+                    return 0
+                    ;;
+                --pack-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -442,18 +462,6 @@ _reseam() {
                     return 0
                     ;;
                 --sentence)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --threads)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --arithmetic)
-                    COMPREPLY=($(compgen -W "auto saturating exact" -- "${cur}"))
-                    return 0
-                    ;;
-                --pack-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

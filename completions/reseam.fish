@@ -110,7 +110,7 @@ zen\t'MKL\'s orders on AMD Zen CPUs (reproduces Firefox on AMD machines, Zen 1 t
 complete -c reseam -n "__fish_reseam_using_subcommand serve" -l pack-dir -d 'Keep packs in this folder (one subfolder per model) instead of next to the models' -r -F
 complete -c reseam -n "__fish_reseam_using_subcommand serve" -l host -d 'Address to listen on (`::` for every IPv6 and IPv4 address)' -r
 complete -c reseam -n "__fish_reseam_using_subcommand serve" -l port -d 'Port to listen on (0: any free port, printed on stderr)' -r
-complete -c reseam -n "__fish_reseam_using_subcommand serve" -l max-batch -d 'Most sentences of one model decoded together in one step; an eighth of them are kept for light requests (a few sentences), which then start at once while heavy ones fill the rest' -r
+complete -c reseam -n "__fish_reseam_using_subcommand serve" -l max-batch -d 'Most sentences of one model decoded together in one step. Under `serve` an eighth of them are kept for light requests (a few sentences), which then start at once while heavy ones fill the rest' -r
 complete -c reseam -n "__fish_reseam_using_subcommand serve" -l max-texts -d 'Most texts in one request (413 beyond)' -r
 complete -c reseam -n "__fish_reseam_using_subcommand serve" -l max-chars -d 'Most bytes of text in one request (413 beyond)' -r
 complete -c reseam -n "__fish_reseam_using_subcommand serve" -l max-pieces -d 'Most source pieces (the first model\'s SentencePiece tokens, about what a request costs to translate) of one request\'s texts of one source language; 413 beyond. Bytes undercount some scripts: 20,000 bytes of Chinese are 6,666 pieces, of English about 5,000. 0: no limit' -r
@@ -241,7 +241,7 @@ complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_sub
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from translate" -l corpus -d 'Posts to send, one per line: `from<TAB>to<TAB>text` (`\\n` in a text is a line break)' -r -F
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from translate" -s n -l requests -d 'Requests of the throughput phase (the corpus is repeated as needed)' -r
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from translate" -l clients -d 'Concurrent clients, each sending one post and waiting for its translation' -r
-complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from translate" -l max-batch -d 'Most sentences of one model decoded together' -r
+complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from translate" -l max-batch -d 'Most sentences of one model decoded together in one step. Under `serve` an eighth of them are kept for light requests (a few sentences), which then start at once while heavy ones fill the rest' -r
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from translate" -l latency-requests -d 'Requests of the idle-latency phase (one at a time)' -r
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from translate" -l out -d 'Per request: direction, characters, latency in ms (TSV)' -r -F
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from translate" -l shortlist -d 'Restrict each sentence\'s output words to the model\'s lexical shortlist (`lex.*.s2t.bin`): faster, slightly different output. Off by default, as in Firefox'
@@ -262,7 +262,16 @@ complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_sub
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from serve" -l json -d 'Print the summary as one JSON object'
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from serve" -s v -l verbose -d 'More detail (with --version: kernels and CPU features)'
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from serve" -s h -l help -d 'Print help'
-complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from models" -l models -d 'The models folder: `<from>-<to>/` model folders [default: the user data directory\'s reseam/models]. With --synthetic, see --synthetic-dir' -r -F
+complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from models" -l models -d 'A model folder, or a folder of `<from>-<to>/` model folders (as `reseam fetch` writes them) [default: the user data directory\'s reseam/models, e.g. ~/.local/share/reseam/models]' -r -F
+complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from models" -l threads -d 'Compute threads (default: one per physical core). The sentences of every input line, request and language pair share them; the output does not change' -r
+complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from models" -l pin-from-core -d 'Pin compute thread i to core N + i (Linux), e.g. to keep a server off the cores of another process' -r
+complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from models" -l arithmetic -d 'Integer arithmetic of the int8 products. Firefox\'s results depend on the CPU: `auto` matches Firefox on this machine, `exact` gives the same output everywhere' -r -f -a "auto\t'What Firefox computes on this CPU: exact on CPUs with AVX-512 VNNI or AVX-VNNI and on ARM64, saturating on other x86 CPUs (SSSE3, AVX2, AVX-512BW)'
+saturating\t'Each pair of int8 products saturates to int16 before it is summed, as intgemm and Firefox compute with `maddubs`: reproduces Firefox on AVX2 machines'
+exact\t'Exact int32 sums, as VNNI, AMX and ARM64 dot products compute: the same output on every CPU'"
+complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from models" -l mkl -d 'Summation orders of the float attention products. Firefox\'s engine sums them with Intel\'s MKL, whose orders differ between Intel and AMD CPUs, so its output does too (at near-ties): `auto` matches Firefox on this machine, `intel` or `zen` Firefox on such a machine' -r -f -a "auto\t'What Firefox computes on this CPU: MKL\'s AMD orders on AMD CPUs with AVX2 (Zen), its Intel orders elsewhere'
+intel\t'MKL\'s orders on Intel CPUs (reproduces Firefox on Intel machines)'
+zen\t'MKL\'s orders on AMD Zen CPUs (reproduces Firefox on AMD machines, Zen 1 to 5)'"
+complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from models" -l pack-dir -d 'Keep packs in this folder (one subfolder per model) instead of next to the models' -r -F
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from models" -l synthetic -d 'First write random-weight models of these architectures (model i gets the i-th, in turn) in Mozilla\'s int8 format with 32,000-piece vocabularies and shortlists, under the pair names es-en, en-es, fr-en, en-fr, ...' -r -f -a "tiny\t''
 base-memory\t''
 base\t''"
@@ -270,13 +279,10 @@ complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_sub
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from models" -l synthetic-dir -d 'Where to write the synthetic models, kept after the run (default: a temporary folder, removed at the end). Files already holding the bytes they would get are left alone' -r -F
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from models" -l seed -d 'Seed of the synthetic weights, vocabularies and shortlists' -r
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from models" -l sentence -d 'The sentence every model translates' -r
-complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from models" -l threads -d 'Compute threads (default: one per physical core)' -r
-complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from models" -l arithmetic -d 'Integer arithmetic of the int8 products (see `reseam translate --help`)' -r -f -a "auto\t'What Firefox computes on this CPU: exact on CPUs with AVX-512 VNNI or AVX-VNNI and on ARM64, saturating on other x86 CPUs (SSSE3, AVX2, AVX-512BW)'
-saturating\t'Each pair of int8 products saturates to int16 before it is summed, as intgemm and Firefox compute with `maddubs`: reproduces Firefox on AVX2 machines'
-exact\t'Exact int32 sums, as VNNI, AMX and ARM64 dot products compute: the same output on every CPU'"
-complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from models" -l pack-dir -d 'Keep packs in this folder (one subfolder per model) instead of next to the models' -r -F
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from models" -l phase -d 'Run one measured phase in this process and print its JSON (what the parent runs)' -r -f -a "cold\t''
 warm\t''"
+complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from models" -l shortlist -d 'Restrict each sentence\'s output words to the model\'s lexical shortlist (`lex.*.s2t.bin`): faster, slightly different output. Off by default, as in Firefox'
+complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from models" -l no-pack -d 'Read the model files into memory at every start instead of mapping their pack (`model.reseam`, written on first use next to the model, or in ~/.cache/reseam/packed when the model folder is read-only)'
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from models" -l skip-cold -d 'Skip the cold-cache load'
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from models" -l json -d 'Print the figures as one JSON object'
 complete -c reseam -n "__fish_reseam_using_subcommand bench; and __fish_seen_subcommand_from models" -s v -l verbose -d 'More detail (with --version: kernels and CPU features)'

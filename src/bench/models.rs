@@ -21,13 +21,13 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use crate::engine::Engine;
 use crate::engine::registry::{self, Registry, RegistryError, RegistryOptions};
-use crate::engine::{Engine, EngineOptions};
 use crate::marian::synthetic::{self, Arch};
-use crate::marian::{LoadOptions, ModelFiles, VocabFiles, packed};
+use crate::marian::{ModelFiles, VocabFiles, packed};
 use crate::pack::cache::WriteError;
 use crate::procfs::Memory;
-use crate::translate::{ArithmeticChoice, TranslateError, TranslateOptions, Translator};
+use crate::translate::{TranslateError, TranslateOptions, Translator};
 use crate::vocab::{Vocab, VocabError};
 
 /// Languages of Firefox's models, in the order synthetic pairs are named: model 2i is
@@ -207,17 +207,15 @@ fn read_files(dir: &Path, pack_dir: Option<&Path>) -> Result<Files, Error> {
 /// How the measured phases run.
 #[derive(Clone, Debug)]
 pub struct Options {
-    pub dir: PathBuf,
-    pub pack_dir: Option<PathBuf>,
-    pub threads: usize,
-    pub arithmetic: ArithmeticChoice,
+    /// The engine's settings, as `translate` and `serve` take them; `engine.models` is the
+    /// folder of models measured.
+    pub engine: TranslateOptions,
     pub sentence: String,
 }
 
 fn registry_options(o: &Options) -> RegistryOptions {
     // Idle is decided here (`release_older_than`), not by a timer.
-    let load = LoadOptions { pack_dir: o.pack_dir.clone(), ..LoadOptions::default() };
-    RegistryOptions { load, idle_seconds: 0, ..RegistryOptions::default() }
+    RegistryOptions { load: o.engine.load_options(), idle_seconds: 0, ..RegistryOptions::default() }
 }
 
 /// Every installed model, loaded.
@@ -230,7 +228,7 @@ struct Loaded {
 /// Loads every installed model, timed.
 fn load_all(o: &Options) -> Result<Loaded, Error> {
     let t = Instant::now();
-    let registry = Registry::open(&o.dir, registry_options(o))?;
+    let registry = Registry::open(&o.engine.models, registry_options(o))?;
     registry.load_all()?;
     let pairs = registry.pairs();
     Ok(Loaded { registry, pairs, seconds: t.elapsed().as_secs_f64() })
@@ -300,7 +298,7 @@ pub struct Cold {
 
 /// Drops the page cache of every pack and vocabulary, then loads every model.
 pub fn cold(o: &Options) -> Result<Cold, Error> {
-    let f = read_files(&o.dir, o.pack_dir.as_deref())?;
+    let f = read_files(&o.engine.models, o.engine.pack_dir.as_deref())?;
     let mut paths = f.packs;
     paths.extend(f.vocabs);
     let Some(dropped) = drop_cache(&paths) else { return Ok(Cold { load_cold_s: None, dropped: None }) };
@@ -382,14 +380,19 @@ fn translate_once(r: &Registry, engine: &Arc<Engine>, o: &Options, from: &str, t
     let fail = |e: TranslateError| Error::Translate { pair: format!("{from}-{to}"), source: Box::new(e) };
     let t = Instant::now();
     let stages = r.route(from, to)?;
-    let tr = Translator::on_engine(engine.clone(), stages, &TranslateOptions::new(&o.dir, from, to)).map_err(fail)?;
+    let tr = Translator::on_engine(
+        engine.clone(),
+        stages,
+        &TranslateOptions { from: from.into(), to: to.into(), ..o.engine.clone() },
+    )
+    .map_err(fail)?;
     tr.translate_posts(&[o.sentence.as_str()]).map_err(fail)?;
     Ok(t.elapsed().as_secs_f64() * 1e3)
 }
 
 /// Loads, uses, idles and wakes every model (see the module's description).
 pub fn warm(o: &Options) -> Result<Warm, Error> {
-    let f = read_files(&o.dir, o.pack_dir.as_deref())?;
+    let f = read_files(&o.engine.models, o.engine.pack_dir.as_deref())?;
     let mut paths = f.packs;
     paths.extend(f.vocabs);
     warm_cache(&paths)?;
@@ -402,17 +405,11 @@ pub fn warm(o: &Options) -> Result<Warm, Error> {
         *architectures.entry(name.clone()).or_insert(0) += 1;
         arch_of.insert((from.clone(), to.clone()), name);
     }
-    let arith = o.arithmetic.resolve();
+    let settings = o.engine.engine_options();
+    let arith = settings.arithmetic;
     let engine = Arc::new(
-        Engine::new(&EngineOptions {
-            threads: o.threads,
-            max_batch: 64,
-            arithmetic: arith,
-            debug: false,
-            pin_from_core: None,
-            ..EngineOptions::default()
-        })
-        .map_err(|e| Error::Translate { pair: "the engine".into(), source: Box::new(e.into()) })?,
+        Engine::new(&settings)
+            .map_err(|e| Error::Translate { pair: "the engine".into(), source: Box::new(e.into()) })?,
     );
     for (from, to) in &pairs {
         translate_once(&r, &engine, o, from, to)?;
@@ -455,7 +452,7 @@ pub fn warm(o: &Options) -> Result<Warm, Error> {
     let (mut check_s, mut vocab_s) = (0.0, 0.0);
     for (_, _, files) in &f.models {
         let t = Instant::now();
-        let _ = packed::check(files, o.pack_dir.as_deref());
+        let _ = packed::check(files, o.engine.pack_dir.as_deref());
         check_s += t.elapsed().as_secs_f64();
         let t = Instant::now();
         match &files.vocab {

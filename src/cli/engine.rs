@@ -1,8 +1,11 @@
 //! The engine's settings: one set of flags (and environment variables), flattened into every
-//! subcommand that runs the engine (`translate`, `serve`, `bench translate`), each read into one
-//! library type that goes to the engine as it is.
+//! subcommand that runs the engine (`translate`, `serve`, `bench translate`, `bench models`),
+//! each read into one library type that goes to the engine as it is.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
+
+use clap::ValueEnum;
 
 use reseam::translate::{ArithmeticChoice, MklChoice, TranslateOptions};
 
@@ -43,6 +46,18 @@ pub struct EngineArgs {
     pub pack: PackArgs,
 }
 
+/// The scheduler's batch under the seed's name, MAX_BATCH, for the subcommands that share the
+/// engine between many callers (`serve`, `bench translate`); `translate` keeps its own name for
+/// the same setting (`--batch`, RESEAM_MT_BATCH).
+#[derive(clap::Args, Debug, Clone)]
+pub struct BatchArgs {
+    /// Most sentences of one model decoded together in one step. Under `serve` an eighth of them
+    /// are kept for light requests (a few sentences), which then start at once while heavy ones
+    /// fill the rest.
+    #[arg(long, env = "MAX_BATCH", value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u16).range(1..))]
+    pub max_batch: u16,
+}
+
 /// How translation models are loaded.
 #[derive(clap::Args, Debug, Clone)]
 pub struct PackArgs {
@@ -75,5 +90,29 @@ impl EngineArgs {
         o.no_pack = self.pack.no_pack;
         o.pack_dir = self.pack.pack_dir.clone();
         o
+    }
+
+    /// These settings as flags again, for a child process of this binary (`bench models` runs
+    /// its measured phases in one) that must not fall back to the environment's.
+    pub fn to_args(&self) -> Vec<OsString> {
+        let name = |v: Option<clap::builder::PossibleValue>| v.map(|v| v.get_name().to_string()).unwrap_or_default();
+        let mut a: Vec<OsString> = vec!["--models".into(), self.models_dir().into()];
+        a.extend(["--threads".into(), self.threads.to_string().into()]);
+        if let Some(n) = self.pin_from_core {
+            a.extend(["--pin-from-core".into(), n.to_string().into()]);
+        }
+        a.extend(["--arithmetic".into(), name(self.arithmetic.to_possible_value()).into()]);
+        a.extend(["--mkl".into(), name(self.mkl.to_possible_value()).into()]);
+        // Switches: off is their absence (the child inherits the environment that left them off).
+        if self.shortlist {
+            a.push("--shortlist".into());
+        }
+        if self.pack.no_pack {
+            a.push("--no-pack".into());
+        }
+        if let Some(d) = &self.pack.pack_dir {
+            a.extend(["--pack-dir".into(), d.into()]);
+        }
+        a
     }
 }

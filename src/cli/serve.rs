@@ -7,7 +7,7 @@ use reseam::serve::{ServeOptions, log::Level};
 
 use reseam::translate::TranslateOptions;
 
-use super::engine::EngineArgs;
+use super::engine::{BatchArgs, EngineArgs};
 
 /// Serves translation over HTTP: the reseam API, and the LibreTranslate, DeepL, DeepLX,
 /// MTranServer, Immersive Translate, Kiss Translator and mozilla/translation-service APIs.
@@ -43,11 +43,8 @@ pub struct Args {
     #[arg(long, env = "PORT", default_value_t = 8080)]
     pub port: u16,
 
-    /// Most sentences of one model decoded together in one step; an eighth of them are kept
-    /// for light requests (a few sentences), which then start at once while heavy ones fill the
-    /// rest.
-    #[arg(long, env = "MAX_BATCH", default_value_t = 64, value_parser = clap::value_parser!(u16).range(1..))]
-    pub max_batch: u16,
+    #[command(flatten)]
+    pub batch: BatchArgs,
 
     /// Most texts in one request (413 beyond).
     #[arg(long, env = "MAX_TEXTS", default_value_t = 50)]
@@ -150,7 +147,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ))
         .into());
     }
-    let engine = TranslateOptions { models, max_batch: args.max_batch as usize, ..args.engine.options("", "") };
+    let engine = TranslateOptions { models, max_batch: args.batch.max_batch.into(), ..args.engine.options("", "") };
     let opts = ServeOptions {
         engine,
         host: args.host,

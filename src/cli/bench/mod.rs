@@ -121,3 +121,12 @@ impl Progress {
         }
     }
 }
+
+/// A report as one JSON line with this machine's CPU added (what `bench translate`, `serve` and
+/// `models` print with --json).
+fn json_with_cpu(out: &mut dyn std::io::Write, report: &impl serde::Serialize, cpu: String) -> anyhow::Result<()> {
+    let mut v = serde_json::to_value(report)?;
+    v["cpu"] = serde_json::Value::String(cpu);
+    writeln!(out, "{}", serde_json::to_string(&v)?)?;
+    Ok(())
+}

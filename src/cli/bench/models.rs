@@ -8,21 +8,21 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use anyhow::Context;
-use clap::ValueEnum;
 use reseam::bench::models as bench;
 use reseam::marian::synthetic;
-use reseam::translate::ArithmeticChoice;
+use reseam::translate::TranslateOptions;
 
 use crate::cli::UsageError;
+use crate::cli::engine::EngineArgs;
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:\n  reseam bench models --models ~/models\n  \
     reseam bench models --synthetic tiny,base-memory,base --count 16 --json")]
 pub struct Args {
-    /// The models folder: `<from>-<to>/` model folders [default: the user data directory's
-    /// reseam/models]. With --synthetic, see --synthetic-dir.
-    #[arg(long, env = "MODELS_DIR", value_name = "DIR")]
-    pub models: Option<PathBuf>,
+    // --models is the folder measured (with --synthetic, see --synthetic-dir); --no-pack is
+    // refused, as the packs are what is measured.
+    #[command(flatten)]
+    pub engine: EngineArgs,
 
     /// First write random-weight models of these architectures (model i gets the i-th, in
     /// turn) in Mozilla's int8 format with 32,000-piece vocabularies and shortlists, under the
@@ -47,18 +47,6 @@ pub struct Args {
     #[arg(long, env = "RESEAM_BENCH_SENTENCE", value_name = "TEXT", default_value = bench::SENTENCE)]
     pub sentence: String,
 
-    /// Compute threads (default: one per physical core).
-    #[arg(long, env = "THREADS", value_name = "N", default_value_t = 0, hide_default_value = true)]
-    pub threads: usize,
-
-    /// Integer arithmetic of the int8 products (see `reseam translate --help`).
-    #[arg(long, env = "RESEAM_MT_ARITHMETIC", value_enum, default_value_t = ArithmeticChoice::Auto)]
-    pub arithmetic: ArithmeticChoice,
-
-    /// Keep packs in this folder (one subfolder per model) instead of next to the models.
-    #[arg(long, env = "RESEAM_PACK_DIR", value_name = "DIR")]
-    pub pack_dir: Option<PathBuf>,
-
     /// Skip the cold-cache load.
     #[arg(long, env = "RESEAM_BENCH_SKIP_COLD", value_parser = clap::builder::BoolishValueParser::new())]
     pub skip_cold: bool,
@@ -74,10 +62,7 @@ pub struct Args {
 
 fn options(a: &Args, dir: &Path) -> bench::Options {
     bench::Options {
-        dir: dir.to_path_buf(),
-        pack_dir: a.pack_dir.clone(),
-        threads: a.threads,
-        arithmetic: a.arithmetic,
+        engine: TranslateOptions { models: dir.to_path_buf(), ..a.engine.options("", "") },
         sentence: a.sentence.clone(),
     }
 }
@@ -86,12 +71,8 @@ fn options(a: &Args, dir: &Path) -> bench::Options {
 fn child<T: serde::de::DeserializeOwned>(a: &Args, dir: &Path, phase: &str) -> anyhow::Result<T> {
     let exe = std::env::current_exe().context("cannot find this program to run the measured phase")?;
     let mut c = Command::new(exe);
-    c.args(["bench", "models", "--phase", phase, "--models"]).arg(dir);
-    let arithmetic = a.arithmetic.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_default();
-    c.args(["--threads", &a.threads.to_string(), "--arithmetic", &arithmetic, "--sentence", &a.sentence]);
-    if let Some(p) = &a.pack_dir {
-        c.arg("--pack-dir").arg(p);
-    }
+    c.args(["bench", "models", "--phase", phase, "--sentence", &a.sentence]);
+    c.args(EngineArgs { models: Some(dir.to_path_buf()), ..a.engine.clone() }.to_args());
     c.env_remove("RESEAM_BENCH_SYNTHETIC").stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::inherit());
     let out = c.output().with_context(|| format!("cannot start the {phase} phase"))?;
     if !out.status.success() {
@@ -102,7 +83,10 @@ fn child<T: serde::de::DeserializeOwned>(a: &Args, dir: &Path, phase: &str) -> a
 }
 
 pub fn run(a: Args, out: &mut dyn Write) -> anyhow::Result<()> {
-    let models = a.models.clone().unwrap_or_else(reseam::paths::default_models_dir);
+    if a.engine.pack.no_pack {
+        return Err(UsageError("--no-pack: bench models measures the models' packs".into()).into());
+    }
+    let models = a.engine.models_dir();
     if let Some(phase) = &a.phase {
         let o = options(&a, &models);
         let json = match phase.as_str() {
@@ -132,15 +116,13 @@ pub fn run(a: Args, out: &mut dyn Write) -> anyhow::Result<()> {
         (None, _) => models,
     };
     let progress = |what: &str| eprintln!("reseam: {what}");
-    let prepared = bench::prepare(&dir, synthetic.as_ref(), a.pack_dir.as_deref(), &progress)?;
+    let prepared = bench::prepare(&dir, synthetic.as_ref(), a.engine.pack.pack_dir.as_deref(), &progress)?;
     let cold: Option<bench::Cold> = if a.skip_cold { None } else { Some(child(&a, &dir, "cold")?) };
     let warm: bench::Warm = child(&a, &dir, "warm")?;
     let r = bench::Report::new(&dir, &prepared, cold.as_ref(), &warm, synthetic.as_ref().map(|s| s.seed));
     let cpu = crate::cli::version::cpu_name();
     if a.json {
-        let mut v = serde_json::to_value(&r)?;
-        v["cpu"] = serde_json::Value::String(cpu);
-        writeln!(out, "{}", serde_json::to_string(&v)?)?;
+        super::json_with_cpu(out, &r, cpu)?;
         return Ok(());
     }
     let archs = r.architectures.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ");

@@ -73,9 +73,7 @@ pub fn run(a: Args, out: &mut dyn Write) -> anyhow::Result<()> {
     }
     let cpu = crate::cli::version::cpu_name();
     if a.json {
-        let mut v = serde_json::to_value(&r)?;
-        v["cpu"] = serde_json::Value::String(cpu);
-        writeln!(out, "{}", serde_json::to_string(&v)?)?;
+        super::json_with_cpu(out, &r, cpu)?;
     } else {
         let s = &r.server;
         writeln!(

@@ -8,7 +8,7 @@ use reseam::bench::translate as bench;
 use reseam::translate::TranslateOptions;
 
 use crate::cli::UsageError;
-use crate::cli::engine::EngineArgs;
+use crate::cli::engine::{BatchArgs, EngineArgs};
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:\n  \
@@ -30,9 +30,8 @@ pub struct Args {
     #[arg(long, env = "BENCH_CLIENTS", value_name = "N", default_value_t = 64)]
     pub clients: usize,
 
-    /// Most sentences of one model decoded together.
-    #[arg(long, env = "MAX_BATCH", value_name = "N", default_value_t = 64)]
-    pub max_batch: usize,
+    #[command(flatten)]
+    pub batch: BatchArgs,
 
     /// Skip the idle-latency phase.
     #[arg(long, env = "BENCH_SKIP_LATENCY", value_parser = clap::builder::BoolishValueParser::new())]
@@ -57,12 +56,12 @@ pub struct Args {
 }
 
 pub fn run(a: Args, out: &mut dyn Write) -> anyhow::Result<()> {
-    if a.requests == 0 || a.clients == 0 || a.max_batch == 0 {
-        return Err(UsageError("--requests, --clients and --max-batch must be at least 1".into()).into());
+    if a.requests == 0 || a.clients == 0 {
+        return Err(UsageError("--requests and --clients must be at least 1".into()).into());
     }
     let posts = bench::read_corpus(&a.corpus)?;
     let opts = bench::Options {
-        engine: TranslateOptions { max_batch: a.max_batch, ..a.engine.options("", "") },
+        engine: TranslateOptions { max_batch: a.batch.max_batch.into(), ..a.engine.options("", "") },
         requests: a.requests,
         clients: a.clients,
         skip_latency: a.skip_latency,
@@ -82,9 +81,7 @@ pub fn run(a: Args, out: &mut dyn Write) -> anyhow::Result<()> {
     }
     let cpu = crate::cli::version::cpu_name();
     if a.json {
-        let mut v = serde_json::to_value(&r)?;
-        v["cpu"] = serde_json::Value::String(cpu);
-        writeln!(out, "{}", serde_json::to_string(&v)?)?;
+        super::json_with_cpu(out, &r, cpu)?;
     } else {
         writeln!(
             out,
