@@ -178,7 +178,7 @@ impl Detector {
             if tag.is_empty() {
                 continue;
             }
-            if !crate::fetch::lang::is_valid(tag) {
+            if !crate::fetch::tags::is_valid(tag) {
                 return Err(DetectError::NotATag(tag.to_string()));
             }
             let language = language_of(tag)
@@ -352,7 +352,7 @@ pub fn installed_languages(models: &Path) -> Vec<String> {
     if let Ok(entries) = std::fs::read_dir(models) {
         for entry in entries.filter_map(Result::ok) {
             let name = entry.file_name().to_string_lossy().into_owned();
-            let Some((from, to)) = crate::fetch::lang::pair_name(&name) else { continue };
+            let Some((from, to)) = crate::fetch::tags::pair_name(&name) else { continue };
             if crate::marian::find(models, from, to, None).is_ok() {
                 langs.extend([from.to_string(), to.to_string()]);
             }

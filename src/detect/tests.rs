@@ -66,7 +66,7 @@ fn every_firefox_language_but_kannada_and_malayalam_is_known() {
 
 #[test]
 fn pair_folders_are_cut_where_english_is() {
-    let split_pair = crate::fetch::lang::pair_name;
+    let split_pair = crate::fetch::tags::pair_name;
     assert_eq!(split_pair("es-en"), Some(("es", "en")));
     assert_eq!(split_pair("zh-Hant-en"), Some(("zh-Hant", "en")));
     assert_eq!(split_pair("en-zh-Hant"), Some(("en", "zh-Hant")));

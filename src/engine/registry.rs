@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::fetch::lang;
+use crate::fetch::tags;
 use crate::marian::{LoadOptions, Model, ModelError, ModelFiles, find};
 
 /// How the registry loads and keeps models.
@@ -143,7 +143,7 @@ fn stamp(files: &ModelFiles) -> Option<Stamp> {
         .collect()
 }
 
-pub use crate::fetch::lang::pair_name;
+pub use crate::fetch::tags::pair_name;
 
 impl Registry {
     /// Lists the models under `dir`; with `preload`, loads and touches every one of them.
@@ -349,7 +349,7 @@ impl Registry {
     /// The models a sentence goes through from `from` to `to`: the direct model, else
     /// `from`→en and en→`to`.
     pub fn route(&self, from: &str, to: &str) -> Result<Vec<Arc<Model>>, RegistryError> {
-        let pairs = lang::route(from, to, |a, b| self.has(a, b)).map_err(|_| self.no_route(from, to))?;
+        let pairs = tags::route(from, to, |a, b| self.has(a, b)).map_err(|_| self.no_route(from, to))?;
         pairs.iter().map(|(a, b)| self.get(a, b)).collect()
     }
 
@@ -365,7 +365,7 @@ impl Registry {
         let mut out: Vec<String> = self.pairs().into_iter().map(|(_, b)| b).filter(|b| b != from).collect();
         out.sort();
         out.dedup();
-        out.retain(|to| lang::route(from, to, |a, b| self.has(a, b)).is_ok());
+        out.retain(|to| tags::route(from, to, |a, b| self.has(a, b)).is_ok());
         out
     }
 

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::error::FetchError;
-use super::lang::{self, PIVOT};
+use super::tags::{self, PIVOT};
 
 pub const FILE_NAME: &str = "manifest.json";
 
@@ -81,7 +81,7 @@ impl Manifest {
 /// have no manifest but hold a `model.*` file (copied by hand).
 pub fn installed_pair(models: &Path, from: &str, to: &str) -> Result<Vec<PathBuf>, FetchError> {
     for tag in [from, to] {
-        if !lang::is_valid(tag) {
+        if !tags::is_valid(tag) {
             return Err(FetchError::Langs(format!("`{tag}` is not a language tag (e.g. `es`, `zh-Hant`)")));
         }
     }
@@ -90,14 +90,14 @@ pub fn installed_pair(models: &Path, from: &str, to: &str) -> Result<Vec<PathBuf
         folders
             .iter()
             .find(|(s, t, _)| s == a && t == b)
-            .or_else(|| folders.iter().find(|(s, t, _)| lang::tags_match(s, a) && lang::tags_match(t, b)))
+            .or_else(|| folders.iter().find(|(s, t, _)| tags::tags_match(s, a) && tags::tags_match(t, b)))
             .map(|(_, _, p)| p.clone())
             .or_else(|| hand_made(&models.join(format!("{a}-{b}"))))
     };
-    if let Ok(folders) = lang::route(from, to, find) {
+    if let Ok(folders) = tags::route(from, to, find) {
         return Ok(folders);
     }
-    let hint = if lang::tags_match(from, PIVOT) || lang::tags_match(to, PIVOT) {
+    let hint = if tags::tags_match(from, PIVOT) || tags::tags_match(to, PIVOT) {
         format!("{from}-{to}")
     } else {
         format!("{from}-{to} (or `reseam fetch {from},{to}`)")

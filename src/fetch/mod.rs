@@ -12,12 +12,12 @@
 mod error;
 mod install;
 pub mod jexl;
-pub mod lang;
 mod manifest;
 mod mirror;
 mod progress;
 pub mod records;
 mod source;
+pub mod tags;
 pub mod version;
 
 use std::path::{Path, PathBuf};
@@ -32,10 +32,10 @@ pub use records::{PairModels, Policy};
 pub use source::{NetConfig, PRODUCTION, Source};
 
 use install::Ctx;
-use lang::{PIVOT, Want};
 use progress::Reporter;
 use records::Offer;
 use source::Opened;
+use tags::{PIVOT, Want};
 
 /// Everything fetching needs; [`FetchOptions::new`] gives Firefox release's choices.
 #[derive(Debug, Clone)]
@@ -108,7 +108,7 @@ pub fn ensure_pair(opts: &FetchOptions, from: &str, to: &str) -> Result<Vec<Path
         Err(e @ FetchError::Langs(_)) => return Err(e),
         Err(_) => {}
     }
-    if lang::tags_match(from, to) {
+    if tags::tags_match(from, to) {
         return Err(FetchError::Langs(format!("{from}→{to}: the source and target languages are the same")));
     }
     let rep = Reporter::new(opts.progress, opts.verbose);
@@ -197,7 +197,7 @@ fn load(opts: &FetchOptions, rep: &Reporter) -> Result<(Opened, Offer), FetchErr
 
 /// The pairs LANGS needs, each once, in the order asked.
 fn plan<'o>(offer: &'o Offer, langs: &str, source: &Source, rep: &Reporter) -> Result<Vec<&'o PairModels>, FetchError> {
-    let wants = lang::parse_langs(langs, &|t| offer.offers_language(t)).map_err(FetchError::Langs)?;
+    let wants = tags::parse_langs(langs, &|t| offer.offers_language(t)).map_err(FetchError::Langs)?;
     let mut out: Vec<&PairModels> = Vec::new();
     for want in wants {
         let found = match &want {

@@ -7,7 +7,7 @@ use std::cmp::Ordering;
 use serde_json::Value;
 
 use super::jexl::{self, Env};
-use super::lang;
+use super::tags;
 use super::version;
 
 /// Model major versions the current Firefox accepts (`LANGUAGE_MODEL_MAJOR_VERSION_MIN/MAX`, with
@@ -123,7 +123,7 @@ impl Record {
             return Err(format!("field `attachment.location` {:?} is not a relative path", r.attachment.location));
         }
         for (key, tag) in [("sourceLanguage", &r.source_language), ("targetLanguage", &r.target_language)] {
-            if !lang::is_valid(tag) {
+            if !tags::is_valid(tag) {
                 return Err(format!("field `{key}` {tag:?} is not a language tag"));
             }
         }
@@ -332,7 +332,7 @@ impl Offer {
         exact.or_else(|| {
             default
                 .clone()
-                .find(|p| lang::tags_match(&p.source_language, from) && lang::tags_match(&p.target_language, to))
+                .find(|p| tags::tags_match(&p.source_language, from) && tags::tags_match(&p.target_language, to))
         })
     }
 
@@ -340,14 +340,14 @@ impl Offer {
     pub fn offers_language(&self, tag: &str) -> bool {
         self.pairs
             .iter()
-            .any(|p| lang::tags_match(&p.source_language, tag) || lang::tags_match(&p.target_language, tag))
+            .any(|p| tags::tags_match(&p.source_language, tag) || tags::tags_match(&p.target_language, tag))
     }
 
     /// Why `from`→`to` is missing, for error messages.
     pub fn why_missing(&self, from: &str, to: &str) -> String {
         self.broken
             .iter()
-            .find(|(s, t, _)| lang::tags_match(s, from) && lang::tags_match(t, to))
+            .find(|(s, t, _)| tags::tags_match(s, from) && tags::tags_match(t, to))
             .map(|(_, _, why)| format!("its records are not usable: {why}"))
             .unwrap_or_else(|| "the source has no such model".into())
     }
@@ -355,7 +355,7 @@ impl Offer {
     /// The pairs that serve `from`→`to`: the direct model, or two models through English (as
     /// Firefox's getRecordsForTranslatingToAndFromPair). Err names the first missing direction.
     pub fn route(&self, from: &str, to: &str) -> Result<Vec<&PairModels>, (String, String)> {
-        lang::route(from, to, |a, b| self.find(a, b))
+        tags::route(from, to, |a, b| self.find(a, b))
     }
 }
 

@@ -212,7 +212,8 @@ impl Logits {
     }
 }
 
-/// The weights of a decoder, in one precision.
+/// The weights of an LLM's decoder-only transformer, in one precision (the translation models'
+/// decoder is the SSRU one of `marian::transformer`).
 pub struct Decoder {
     pub spec: DecoderSpec,
     inv_freq: Vec<f32>,

@@ -150,7 +150,8 @@ enum Weight {
     Int8(Int8Matrix),
 }
 
-/// `y = x · Wᵀ + b` for `W` of shape `[n, k]`.
+/// An LLM's linear layer, `y = x · Wᵀ + b` for `W` of shape `[n, k]` (the translation models'
+/// is another type, `marian::layers::linear::Linear`, over Mozilla's formats).
 pub struct Linear {
     k: usize,
     n: usize,

@@ -78,7 +78,8 @@ pub enum PackStatus {
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
-/// A loaded model. Immutable and shared: every sequence keeps its own [`KvCache`].
+/// A loaded LLM checkpoint (not a translation model: that is `marian::Model`). Immutable and
+/// shared: every sequence keeps its own [`KvCache`].
 pub struct Model {
     arch: Architecture,
     precision: Precision,

@@ -17,7 +17,7 @@ use crate::translate::service::{self, Call, RecordError, Request, Service};
 use crate::translate::{TranslateError, TranslateOptions};
 
 use super::error::ApiError;
-use super::lang::{self, LangError};
+use super::lang_codes::{self, LangError};
 use super::metrics::Metrics;
 
 /// Request limits (the seed's MAX_TEXTS, MAX_CHARS).
@@ -29,7 +29,7 @@ pub struct Limits {
 
 /// One translation request, in any dialect.
 #[derive(Clone, Debug)]
-pub struct Job {
+pub struct ApiRequest {
     /// A client's language code; `None` or `auto`: identify each text's language.
     pub from: Option<String>,
     pub to: String,
@@ -41,8 +41,8 @@ pub struct Job {
     pub split_sentences: Option<bool>,
 }
 
-/// The translations of a [`Job`], in order, and what identification found for each text (when
-/// the source was `auto`).
+/// The translations of an [`ApiRequest`], in order, and what identification found for each text
+/// (when the source was `auto`).
 #[derive(Clone, Debug)]
 pub struct Output {
     pub translations: Vec<String>,
@@ -196,7 +196,7 @@ impl Core {
 
     /// The installed language a client's code names.
     pub fn language(&self, models: &Models, code: &str, what: &str) -> Result<String, ApiError> {
-        lang::resolve(code, &models.languages).map(str::to_string).map_err(|e| match e {
+        lang_codes::resolve(code, &models.languages).map(str::to_string).map_err(|e| match e {
             LangError::Malformed(_) | LangError::NotInstalled(_) => {
                 ApiError::bad_request(format!("{e}; {what} languages: {}", models.languages.join(", ")))
             }
@@ -211,7 +211,7 @@ impl Core {
     }
 
     /// Translates `job`, each text as one post (or HTML document); order kept.
-    pub fn translate(&self, job: &Job) -> Result<Output, ApiError> {
+    pub fn translate(&self, job: &ApiRequest) -> Result<Output, ApiError> {
         self.check_limits(&job.texts)?;
         let models = self.models();
         let to = self.language(&models, &job.to, "target")?;
@@ -247,8 +247,8 @@ impl Core {
         match e.translate_error() {
             Some(TranslateError::Route(RegistryError::NoRoute { from, to, .. })) => ApiError::bad_request(format!(
                 "{} ({to}) is not available as a target language from {} ({from}); installed pairs: {}",
-                lang::name(to),
-                lang::name(from),
+                lang_codes::name(to),
+                lang_codes::name(from),
                 models.registry.pairs().iter().map(|(a, b)| format!("{a}-{b}")).collect::<Vec<_>>().join(", ")
             )),
             Some(TranslateError::Route(other)) => ApiError::internal(other),

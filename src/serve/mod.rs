@@ -4,7 +4,7 @@
 //! ([`crate::engine::registry`]: mapped packs, idle models' pages given back).
 //!
 //! Request flow: connection ([`http`]: limits, timeouts, token, CORS, log line) → route and
-//! dialect ([`api`]: the body's shape to a [`core::Job`]) → [`core::Core`] (limits, languages
+//! dialect ([`api`]: the body's shape to a [`core::ApiRequest`]) → [`core::Core`] (limits, languages
 //! normalised) → [`crate::translate::Service`] (`auto` identified, grouped by pair, posts or HTML
 //! through the social-post pipeline), the same door `reseam translate` uses → the engine.
 //!
@@ -19,7 +19,7 @@ pub mod conns;
 pub mod core;
 pub mod error;
 pub mod http;
-pub mod lang;
+pub mod lang_codes;
 pub mod log;
 pub mod metrics;
 pub mod params;

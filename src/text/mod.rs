@@ -52,7 +52,6 @@ mod clean;
 mod edges;
 mod emoji;
 mod hashtags;
-mod lang;
 mod lines;
 mod links;
 mod mentions;
@@ -62,6 +61,7 @@ mod standin;
 #[cfg(test)]
 mod tests;
 pub(crate) mod wrap;
+mod writing;
 
 pub use pipeline::{Options, Pipeline, Plan};
 pub use standin::{StandIn, StandInMode};

@@ -4,7 +4,7 @@
 
 use std::ops::Range;
 
-use super::lang::{Lang, is_unspaced_script};
+use super::writing::{Lang, is_unspaced_script};
 use super::{
     Aligned, AlignedPiece, Error, SegmentTranslator, clean, edges, emoji, hashtags, lines, links, mentions, sentences,
     wrap,

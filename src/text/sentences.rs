@@ -24,7 +24,7 @@ use std::ops::Range;
 use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
 use unicode_segmentation::UnicodeSegmentation;
 
-use super::lang::Lang;
+use super::writing::Lang;
 
 /// Byte ranges of the sentences of `text` (which has no line breaks and no spacing at its ends),
 /// in order; each range has no spacing at its ends, and the text between two is their gap.

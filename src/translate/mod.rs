@@ -32,7 +32,7 @@ pub mod service;
 pub use segments::Segments;
 pub use service::Service;
 
-pub use crate::fetch::lang::PIVOT;
+pub use crate::fetch::tags::PIVOT;
 
 /// Which integer arithmetic the int8 products use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]

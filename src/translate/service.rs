@@ -18,8 +18,8 @@ use super::{TranslateError, TranslateOptions, Translator};
 use crate::detect::{Detection, Detector};
 use crate::engine::Engine;
 use crate::engine::registry::{Registry, RegistryError, RegistryOptions};
-use crate::fetch::lang::PIVOT;
-use crate::fetch::lang::tags_match;
+use crate::fetch::tags::PIVOT;
+use crate::fetch::tags::tags_match;
 use crate::marian::{Model, ModelError};
 
 /// The source language that asks for identification.

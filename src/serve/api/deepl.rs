@@ -20,9 +20,9 @@ use serde_json::{Value, json};
 
 use super::Reply;
 use super::deepl_options::Options;
-use crate::serve::core::{Core, Job};
+use crate::serve::core::{ApiRequest, Core};
 use crate::serve::error::ApiError;
-use crate::serve::lang;
+use crate::serve::lang_codes;
 use crate::serve::params::Params;
 
 /// What `/v2/usage` reports as the limit: DeepL's own figure for a plan without one (its Pro
@@ -45,7 +45,7 @@ pub fn translate(core: &Core, p: &Params) -> Result<Reply, ApiError> {
     let from = p.str("source_lang")?.filter(|s| !s.trim().is_empty());
     let (texts, _) = p.texts("text")?.ok_or_else(|| ApiError::bad_request("Parameter 'text' not specified."))?;
     let opts = Options::read(p, &to, from.is_some())?;
-    let job = Job { from: from.clone(), to, texts, html: opts.html, split_sentences: opts.split_sentences };
+    let job = ApiRequest { from: from.clone(), to, texts, html: opts.html, split_sentences: opts.split_sentences };
     let out = core.translate(&job)?;
     let mut total = 0;
     let items: Vec<Value> = out
@@ -78,7 +78,7 @@ fn target_codes(l: &str) -> Vec<(String, String)> {
         "pt" => {
             vec![("PT-BR".into(), "Portuguese (Brazilian)".into()), ("PT-PT".into(), "Portuguese (European)".into())]
         }
-        _ => vec![(l.to_ascii_uppercase(), lang::name(l).to_string())],
+        _ => vec![(l.to_ascii_uppercase(), lang_codes::name(l).to_string())],
     }
 }
 
@@ -102,7 +102,7 @@ pub fn languages(core: &Core, p: &Params) -> Result<Reply, ApiError> {
                 list.push(json!({ "language": code, "name": name, "supports_formality": false }));
             }
         } else if !models.targets(l).is_empty() {
-            list.push(json!({ "language": l.to_ascii_uppercase(), "name": lang::name(l) }));
+            list.push(json!({ "language": l.to_ascii_uppercase(), "name": lang_codes::name(l) }));
         }
     }
     Ok(Reply::json(Value::Array(list)))
@@ -160,7 +160,7 @@ pub fn deeplx(core: &Core, p: &Params) -> Result<Reply, ApiError> {
             )));
         }
     };
-    let job = Job { from: from.clone(), to: to.clone(), texts: vec![text], html, split_sentences: None };
+    let job = ApiRequest { from: from.clone(), to: to.clone(), texts: vec![text], html, split_sentences: None };
     let out = core.translate(&job)?;
     let source = out.sources[0].clone().or(from).unwrap_or_default().to_ascii_uppercase();
     Ok(Reply::json(json!({

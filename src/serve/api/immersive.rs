@@ -6,7 +6,7 @@
 use serde_json::json;
 
 use super::Reply;
-use crate::serve::core::{Core, Job};
+use crate::serve::core::{ApiRequest, Core};
 use crate::serve::error::ApiError;
 use crate::serve::params::Params;
 
@@ -22,7 +22,7 @@ pub fn translate(core: &Core, p: &Params) -> Result<Reply, ApiError> {
         if members.is_empty() {
             continue;
         }
-        let job = Job {
+        let job = ApiRequest {
             from: from.clone(),
             to: to.clone(),
             texts: members.iter().map(|&i| texts[i].clone()).collect(),

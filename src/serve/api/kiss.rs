@@ -5,7 +5,7 @@
 use serde_json::json;
 
 use super::Reply;
-use crate::serve::core::{Core, Job};
+use crate::serve::core::{ApiRequest, Core};
 use crate::serve::error::ApiError;
 use crate::serve::params::Params;
 
@@ -15,7 +15,7 @@ pub fn translate(core: &Core, p: &Params) -> Result<Reply, ApiError> {
         None => (vec![p.required("text")?], false),
     };
     let from = p.str("from")?;
-    let job = Job { from: from.clone(), to: p.required("to")?, texts, html: false, split_sentences: None };
+    let job = ApiRequest { from: from.clone(), to: p.required("to")?, texts, html: false, split_sentences: None };
     let out = core.translate(&job)?;
     let src = |i: usize| -> String { out.sources[i].clone().or_else(|| from.clone()).unwrap_or_else(|| "auto".into()) };
     let body = if list {

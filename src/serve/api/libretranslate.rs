@@ -6,9 +6,9 @@ use serde_json::{Value, json};
 
 use super::{Body, Reply};
 use crate::detect::Detection;
-use crate::serve::core::{Core, Job};
+use crate::serve::core::{ApiRequest, Core};
 use crate::serve::error::ApiError;
-use crate::serve::lang;
+use crate::serve::lang_codes;
 use crate::serve::params::Params;
 
 /// The version `/spec` reports: the LibreTranslate API this server speaks.
@@ -46,7 +46,7 @@ pub fn translate(core: &Core, p: &Params) -> Result<Reply, ApiError> {
         }
     };
     let auto = source.trim().eq_ignore_ascii_case("auto");
-    let job = Job { from: Some(source), to: target, texts, html, split_sentences: None };
+    let job = ApiRequest { from: Some(source), to: target, texts, html, split_sentences: None };
     let out = core.translate(&job)?;
     let mut body = if list {
         json!({ "translatedText": out.translations })
@@ -76,7 +76,7 @@ pub fn languages(core: &Core) -> Reply {
     let list: Vec<Value> = models
         .languages
         .iter()
-        .map(|code| json!({ "code": code, "name": lang::name(code), "targets": models.targets(code) }))
+        .map(|code| json!({ "code": code, "name": lang_codes::name(code), "targets": models.targets(code) }))
         .collect();
     Reply::json(Value::Array(list))
 }
@@ -94,7 +94,7 @@ pub fn settings(core: &Core) -> Reply {
         "supportedFilesFormat": [],
         "language": {
             "source": { "code": "auto", "name": "Auto Detect" },
-            "target": { "code": target, "name": lang::name(&target) },
+            "target": { "code": target, "name": lang_codes::name(&target) },
         },
     }))
 }

@@ -1,4 +1,4 @@
-//! The routes: one file per dialect, each turning its request shape into a [`Job`] for
+//! The routes: one file per dialect, each turning its request shape into a [`ApiRequest`] for
 //! [`Core::translate`] and the result into its response shape.
 //!
 //! | route | dialect |

@@ -5,7 +5,7 @@
 use serde_json::json;
 
 use super::Reply;
-use crate::serve::core::{Core, Job};
+use crate::serve::core::{ApiRequest, Core};
 use crate::serve::error::ApiError;
 use crate::serve::params::Params;
 
@@ -15,8 +15,13 @@ pub fn is_mozilla(p: &Params) -> bool {
 
 pub fn translate(core: &Core, p: &Params) -> Result<Reply, ApiError> {
     let text = p.string("text")?.ok_or_else(|| ApiError::missing("text"))?;
-    let job =
-        Job { from: p.str("from")?, to: p.required("to")?, texts: vec![text], html: html(p)?, split_sentences: None };
+    let job = ApiRequest {
+        from: p.str("from")?,
+        to: p.required("to")?,
+        texts: vec![text],
+        html: html(p)?,
+        split_sentences: None,
+    };
     let out = core.translate(&job)?;
     let result = out.translations.into_iter().next().unwrap_or_default();
     Ok(Reply::json(json!({ "result": result })).counted(&job.texts))

@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::Reply;
 use super::mozilla::html;
-use crate::serve::core::{Core, Job};
+use crate::serve::core::{ApiRequest, Core};
 use crate::serve::error::ApiError;
 use crate::serve::params::Params;
 
@@ -21,7 +21,7 @@ pub fn batch(core: &Core, p: &Params) -> Result<Reply, ApiError> {
     if p.is_json() && !list {
         return Err(ApiError::wrong_type("texts", "an array of strings"));
     }
-    let job = Job { from: p.str("from")?, to: p.required("to")?, texts, html: html(p)?, split_sentences: None };
+    let job = ApiRequest { from: p.str("from")?, to: p.required("to")?, texts, html: html(p)?, split_sentences: None };
     let out = core.translate(&job)?;
     Ok(Reply::json(json!({ "results": out.translations })).counted(&job.texts))
 }

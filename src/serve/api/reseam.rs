@@ -5,8 +5,8 @@ use std::sync::atomic::Ordering;
 use serde_json::json;
 
 use super::Reply;
-use crate::fetch::lang::PIVOT;
-use crate::serve::core::{Core, Job};
+use crate::fetch::tags::PIVOT;
+use crate::serve::core::{ApiRequest, Core};
 use crate::serve::error::ApiError;
 use crate::serve::params::Params;
 
@@ -43,7 +43,7 @@ pub fn translate(core: &Core, p: &Params) -> Result<Reply, ApiError> {
         return Err(ApiError::wrong_type("texts", "an array of strings"));
     }
     let html = matches!(p.str("format")?.as_deref(), Some("html"));
-    let job = Job { from: Some(from), to, texts, html, split_sentences: None };
+    let job = ApiRequest { from: Some(from), to, texts, html, split_sentences: None };
     let out = core.translate(&job)?;
     let mut body = json!({ "translations": out.translations });
     if job.from.as_deref().is_some_and(|f| f.eq_ignore_ascii_case("auto")) {

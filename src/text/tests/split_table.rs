@@ -1,7 +1,7 @@
 //! The sentence splitter against a table of Spanish and English cases with the expected splits.
 
-use crate::text::lang::Lang;
 use crate::text::sentences::split;
+use crate::text::writing::Lang;
 
 /// (language, text, expected sentences).
 const CASES: &[(&str, &str, &[&str])] = &[

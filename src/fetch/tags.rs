@@ -1,4 +1,5 @@
-//! Language tags as Firefox compares them, and the `LANGS` argument (`es,ja` or `es-de`).
+//! Language tags as Firefox compares them, folder names as pairs, the pivot rule through English
+//! (`route`, the only one), and the `LANGS` argument (`es,ja` or `es-de`).
 
 /// English: every Mozilla model has it on one side, and other pairs pivot through it.
 pub const PIVOT: &str = "en";

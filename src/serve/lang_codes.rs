@@ -7,7 +7,7 @@
 //! the script, filled in from likely subtags) against each installed language, so that `zh-TW`
 //! never lands on a Simplified Chinese model.
 
-use crate::fetch::lang::{is_valid, tags_match};
+use crate::fetch::tags::{is_valid, tags_match};
 
 /// Why a code names no installed language.
 #[derive(Clone, Debug, PartialEq, Eq)]
