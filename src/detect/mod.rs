@@ -271,12 +271,17 @@ impl Detector {
     /// models know) when none is installed.
     pub fn for_models(models: &Path) -> Result<Detector, DetectError> {
         let installed = installed_languages(models);
-        if installed.is_empty() {
-            let known: Vec<&str> = FIREFOX_LANGUAGES.iter().copied().filter(|t| language_of(t).is_some()).collect();
-            Detector::new(&known)
-        } else {
-            Detector::new(&installed)
-        }
+        let firefox = || FIREFOX_LANGUAGES.iter().map(|t| t.to_string()).collect();
+        let tags = if installed.is_empty() { firefox() } else { installed };
+        Detector::among_known(&tags).ok_or(DetectError::Empty)
+    }
+
+    /// A detector over those of `tags` that identification [`knows`], the others left out (a
+    /// model of a language it has no n-grams for can still be translated from by name); `None`
+    /// when it knows none of them.
+    pub fn among_known<S: AsRef<str>>(tags: &[S]) -> Option<Detector> {
+        let known: Vec<&str> = tags.iter().map(|t| t.as_ref().trim()).filter(|t| knows(t)).collect();
+        Detector::new(&known).ok()
     }
 
     /// The confidence of every candidate language (ISO 639-1) that `text` is written in it, best
@@ -332,6 +337,12 @@ impl Detector {
 #[doc(hidden)]
 pub fn model_languages() -> Vec<(&'static str, &'static str, &'static str)> {
     Language::all().map(|l| (l.name(), l.iso_639_1(), l.iso_639_3())).collect()
+}
+
+/// Whether identification knows the language of `tag` (a language tag whose primary language the
+/// compiled-in models hold): the one rule for which installed languages `auto` chooses among.
+pub fn knows(tag: &str) -> bool {
+    crate::fetch::tags::is_valid(tag) && language_of(tag).is_some()
 }
 
 /// The language of a Firefox tag: by its primary subtag (`pt-BR` → Portuguese, `zh-Hant` →

@@ -79,9 +79,8 @@ impl Models {
         let mut languages: Vec<String> = registry.pairs().into_iter().flat_map(|(a, b)| [a, b]).collect();
         languages.sort();
         languages.dedup();
-        // Only the languages identification knows (its models, lingua's, have no Kannada, for one).
-        let known: Vec<&String> = languages.iter().filter(|l| Detector::new(&[l.as_str()]).is_ok()).collect();
-        let detector = if known.is_empty() { None } else { Detector::new(&known).ok() };
+        // Only the languages identification knows (its models have no Kannada, for one).
+        let detector = Detector::among_known(&languages);
         if let Some(d) = &detector {
             // The n-gram models are unpacked on first use (~0.1 s): pay that before the first request.
             let _ = d.detect("warm up");
