@@ -300,8 +300,9 @@ fn npz_and_int8_without_multipliers() {
     assert!(same >= 3, "int8shiftAll equals the float model on only {same} of 8 lines");
 }
 
-/// The engine plugged into the social-post text pipeline through its `SegmentTranslator` seam:
-/// links, mentions and hashtags come back as they were.
+/// The engine plugged into the social-post text pipeline through its `SegmentTranslator` seam
+/// (`Translator::segments`, which hands the pieces it counted to the engine): links, mentions and
+/// hashtags come back as they were.
 #[test]
 fn the_text_pipeline_drives_the_engine() {
     use reseam::text::{Options, Pipeline, check};
@@ -315,7 +316,7 @@ fn the_text_pipeline_drives_the_engine() {
         "@_x_ Voy a permanecer de pie, aunque soy demasiado alto. #UE #Presupuesto2026",
     ];
     let pipeline = Pipeline::new(&Options::new("es", "en")).unwrap();
-    let out = pipeline.translate_posts(&posts, &mut &translator).unwrap();
+    let out = pipeline.translate_posts(&posts, &mut translator.segments(false)).unwrap();
     for (src, tr) in posts.iter().zip(&out) {
         let v = check::violations(src, tr, false);
         assert!(v.is_empty(), "{src:?} → {tr:?}: {v:?}");

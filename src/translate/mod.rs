@@ -426,28 +426,3 @@ fn read_block(
     }
     Ok(lines)
 }
-
-/// The engine behind a text pipeline of the caller's own: segments are sentences (or pieces of
-/// one). Stateless, so the engine encodes each segment again after the pipeline counted its
-/// pieces; [`Translator::translate_posts`] goes through [`Segments`], which encodes once.
-impl crate::text::SegmentTranslator for &Translator {
-    fn translate(&mut self, segments: &[&str]) -> Result<Vec<String>, crate::text::TranslatorError> {
-        self.translate_sentences(segments).map_err(|e| Box::new(e) as crate::text::TranslatorError)
-    }
-
-    fn token_count(&self, segment: &str) -> usize {
-        // A text SentencePiece cannot encode is counted as too long, so it gets cut.
-        self.model().src_vocab.encode(segment).map(|ids| ids.len()).unwrap_or(usize::MAX)
-    }
-
-    fn max_tokens(&self) -> usize {
-        crate::text::wrap::limit(self.search.max_length_break)
-    }
-
-    fn translate_aligned(
-        &mut self,
-        segments: &[&str],
-    ) -> Result<Vec<crate::text::Aligned>, crate::text::TranslatorError> {
-        self.translate_sentences_aligned(segments).map_err(|e| Box::new(e) as crate::text::TranslatorError)
-    }
-}

@@ -209,6 +209,6 @@ fn fixture_posts_keep_their_shape_through_the_engine() {
         opts.arithmetic = arithmetic;
         opts.shortlist = shortlist;
         let engine = Translator::load(&opts).unwrap_or_else(|e| panic!("loading {models}: {e}"));
-        check_fixture(&Options::new("es", "en"), &mut &engine);
+        check_fixture(&Options::new("es", "en"), &mut engine.segments(false));
     }
 }
