@@ -148,10 +148,18 @@ pub fn report() -> String {
     let t = totals();
     let compute: f64 = t.iter().filter(|(k, _)| matches!(k, Kind::Encoder | Kind::Decoder)).map(|(_, s)| s).sum();
     let mut out = String::from("reseam profile (seconds summed over threads; % of encoder + decoder):\n");
-    for (k, s) in t {
+    for &(k, s) in &t {
         let pct = if compute > 0.0 { format!("{:5.1}%", 100.0 * s / compute) } else { "    -".into() };
         out.push_str(&format!("  {:<15} {:>9.3} s  {pct}\n", k.name(), s));
     }
+    // How much of the whole the int8 products take (the layers' and the
+    // output layer's, which are timed apart); the closer to 100%, the closer to the machine's limit.
+    let products: f64 =
+        t.iter().filter(|(k, _)| matches!(k, Kind::Products | Kind::OutputProduct)).map(|(_, s)| s).sum();
+    let pct = if compute > 0.0 { format!("{:5.1}%", 100.0 * products / compute) } else { "    -".into() };
+    out.push_str(&format!(
+        "  all products    {products:>9.3} s  {pct} (layers + output layer; the rest is outside them)\n"
+    ));
     let [full, raw, replays] = counts();
     out.push_str(&format!(
         "  output rows: {full} log-softmaxed, {raw} chosen from the raw logits; sentences replayed: {replays}\n"
@@ -181,6 +189,8 @@ mod tests {
         }
         ON.store(false, Ordering::Relaxed);
         assert!(totals()[Kind::Shortlist as usize].1 >= before + 0.002);
-        assert!(report().contains("shortlist"));
+        let r = report();
+        assert!(r.contains("shortlist"), "{r}");
+        assert!(r.contains("all products"), "{r}");
     }
 }
