@@ -10,7 +10,7 @@ use std::arch::asm;
 use std::arch::x86_64::*;
 
 use crate::pack::QUAD;
-use crate::part::{Out, Part};
+use crate::part::{Out, Part, spill};
 use crate::peak::{PEAK_OPERANDS, PeakLoop};
 use crate::zmm::BlockEp;
 
@@ -129,6 +129,7 @@ unsafe fn tile<const SAT: bool, const R: usize, const C: usize>(p: &Part, i0: us
             }
         }
     }
+    let acc = spill(&acc);
     for c in 0..C {
         // SAFETY: block `nb0 + c` is in the part.
         let ep = unsafe { BlockEp::new(p, nb0 + c) };

@@ -10,7 +10,7 @@ use std::arch::x86_64::*;
 use std::ops::Range;
 
 use crate::pack::QUAD;
-use crate::part::Part;
+use crate::part::{Part, spill};
 use crate::peak::{PEAK_OPERANDS, PeakLoop};
 use crate::widen::{self, Widened};
 use crate::zmm::BlockEp;
@@ -173,6 +173,7 @@ unsafe fn tile_exact<const R: usize, const C: usize>(p: &Part, w: &Widened, i0: 
     }
     // Even lanes of lo and hi, after adding each odd lane into the even one below it.
     let evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    let acc = spill(&acc);
     for c in 0..C {
         // SAFETY: block `nb0 + c` is in the part.
         let ep = unsafe { BlockEp::new(p, nb0 + c) };
