@@ -181,10 +181,10 @@ impl Engine {
         let pool = scheduler::pool(threads, opts.pin_from_core, opts.notes).map_err(EngineError::Threads)?;
         crate::profile::engine_started(threads);
         let (tx, rx) = mpsc::channel();
-        let mut sched = scheduler::Scheduler::new(pool, kernels, opts, threads);
+        let sched = scheduler::Scheduler::new(pool, kernels, opts, threads);
         let thread = std::thread::Builder::new()
             .name("reseam-scheduler".into())
-            .spawn(move || sched.run(rx))
+            .spawn(move || sched.serve(rx))
             .map_err(EngineError::Threads)?;
         Ok(Engine { tx: Some(tx), thread: Some(thread), threads, arith: opts.arithmetic, kernels })
     }

@@ -25,6 +25,7 @@
 //! product split by columns over the compute threads (`marian::layers::linear::Products`).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, TryRecvError};
 
 use rayon::prelude::*;
@@ -66,6 +67,20 @@ const FAIR_ENCODE_PIECES_PER_ROUND: usize = 128;
 /// against decoder seconds / rows stepped come out at 0.8–1.2, so about one. A round's parts are
 /// balanced on rows + pieces to encode.
 const ENCODE_COST_PER_PIECE: usize = 1;
+
+/// Runs the halves of products a latency-mode step (on thread `stepping`) splits off, until
+/// `done`. On the stepping thread itself (which picks this up when it waits for a half that
+/// another thread took) there is nothing to wait for: spinning there would wait for itself.
+fn help(done: &AtomicBool, stepping: Option<usize>) {
+    if rayon::current_thread_index() == stepping {
+        return;
+    }
+    while !done.load(Ordering::Acquire) {
+        if rayon::yield_now() != Some(rayon::Yield::Executed) {
+            std::hint::spin_loop();
+        }
+    }
+}
 
 /// The compute threads.
 pub(crate) fn pool(
@@ -213,7 +228,7 @@ impl Part {
 }
 
 pub(crate) struct Scheduler {
-    pool: rayon::ThreadPool,
+    pool: Arc<rayon::ThreadPool>,
     kernels: &'static Kernels,
     opts: EngineOptions,
     lanes: Vec<Lane>,
@@ -234,7 +249,7 @@ pub(crate) struct Scheduler {
 impl Scheduler {
     pub fn new(pool: rayon::ThreadPool, kernels: &'static Kernels, opts: &EngineOptions, threads: usize) -> Scheduler {
         Scheduler {
-            pool,
+            pool: Arc::new(pool),
             kernels,
             opts: opts.clone(),
             lanes: Vec::new(),
@@ -257,8 +272,16 @@ impl Scheduler {
             || self.lanes.iter().any(|l| l.live > 0 || !l.pending.is_empty())
     }
 
+    /// [`Scheduler::run`] on a compute thread: the rounds then start and end there, without
+    /// waking a compute thread at the start of each round and the scheduler's thread at its end
+    /// (a one-sentence round is a few hundred microseconds; each wake-up costs tens).
+    pub fn serve(mut self, rx: mpsc::Receiver<Request>) {
+        let pool = self.pool.clone();
+        pool.install(move || self.run(rx));
+    }
+
     /// Runs until every handle to the engine is gone and the work in flight is done.
-    pub fn run(&mut self, rx: mpsc::Receiver<Request>) {
+    fn run(&mut self, rx: mpsc::Receiver<Request>) {
         let mut open = true;
         loop {
             if !self.busy() {
@@ -410,9 +433,27 @@ impl Scheduler {
             // splits its large products by columns over the compute threads.
             if parts.len() > 1 && !self.opts.debug {
                 rt.columns = Some(&self.pool);
-            }
-            for p in parts.iter_mut() {
-                p.work(&rt, models, heavy_rows);
+                let rt = &rt;
+                // The step runs on a compute thread, and the others wait for its products'
+                // halves spinning instead of asleep: a one-row decoder step is a few hundred
+                // microseconds, the wake-up of a parked thread tens, paid on every product.
+                self.pool.install(|| {
+                    let done = AtomicBool::new(false);
+                    let stepping = rayon::current_thread_index();
+                    rayon::join(
+                        || {
+                            for p in parts.iter_mut() {
+                                p.work(rt, models, heavy_rows);
+                            }
+                            done.store(true, Ordering::Release);
+                        },
+                        || help(&done, stepping),
+                    );
+                });
+            } else {
+                for p in parts.iter_mut() {
+                    p.work(&rt, models, heavy_rows);
+                }
             }
         } else {
             self.pool.install(|| parts.par_iter_mut().for_each(|p| p.work(&rt, models, heavy_rows)));
