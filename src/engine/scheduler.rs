@@ -21,8 +21,9 @@
 //!
 //! So with enough work it is split by rows: each thread takes a contiguous share of all rows of
 //! all models' step. With too little (after balancing, at most one part has rows: a lone
-//! sentence) the step runs in latency mode instead: on the scheduler's thread, each large
-//! product split by columns over the compute threads (`marian::layers::linear::Products`).
+//! sentence) the step runs in latency mode instead: on the scheduler's compute thread, each
+//! large product split by columns over the compute threads (`marian::layers::linear::Products`),
+//! the others spinning for the step's length to take their halves at once.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -71,6 +72,7 @@ const ENCODE_COST_PER_PIECE: usize = 1;
 /// Runs the halves of products a latency-mode step (on thread `stepping`) splits off, until
 /// `done`. On the stepping thread itself (which picks this up when it waits for a half that
 /// another thread took) there is nothing to wait for: spinning there would wait for itself.
+/// Only while no batch is encoded beside the rounds: the pool's other jobs are its halves.
 fn help(done: &AtomicBool, stepping: Option<usize>) {
     if rayon::current_thread_index() == stepping {
         return;
@@ -434,22 +436,26 @@ impl Scheduler {
             if parts.len() > 1 && !self.opts.debug {
                 rt.columns = Some(&self.pool);
                 let rt = &rt;
-                // The step runs on a compute thread, and the others wait for its products'
-                // halves spinning instead of asleep: a one-row decoder step is a few hundred
-                // microseconds, the wake-up of a parked thread tens, paid on every product.
-                self.pool.install(|| {
-                    let done = AtomicBool::new(false);
-                    let stepping = rayon::current_thread_index();
-                    rayon::join(
-                        || {
-                            for p in parts.iter_mut() {
-                                p.work(rt, models, heavy_rows);
-                            }
-                            done.store(true, Ordering::Release);
-                        },
-                        || help(&done, stepping),
-                    );
-                });
+                let done = AtomicBool::new(false);
+                let step = || {
+                    for p in parts.iter_mut() {
+                        p.work(rt, models, heavy_rows);
+                    }
+                    done.store(true, Ordering::Release);
+                };
+                if self.background.is_some() {
+                    // A helper could pick up the batch encoded beside the rounds and hold the
+                    // round's end for all of it.
+                    self.pool.install(step);
+                } else {
+                    // The others wait for the step's product halves spinning instead of asleep:
+                    // a one-row decoder step is a few hundred microseconds, the wake-up of a
+                    // parked thread tens, paid on every product.
+                    self.pool.install(|| {
+                        let stepping = rayon::current_thread_index();
+                        rayon::join(step, || help(&done, stepping));
+                    });
+                }
             } else {
                 for p in parts.iter_mut() {
                     p.work(&rt, models, heavy_rows);
