@@ -201,8 +201,20 @@ fn lane_sums_side<const G: usize, const W: usize>(rows: &[&[f32]; G], n: usize) 
 /// `v = exp(v − max)` over the row, 16 values at a time; with `pad`, the last few in a padded
 /// block too, so that a short row (most attention rows are) runs no scalar tail (for a vector
 /// `exp`; a call per value had better not be made for the padding).
+///
+/// With `pad` and 16 values or more, the last few come from a copy of the last 16 taken before
+/// the pass (a block overlapping the one before, each value computed on its own), not from a
+/// padded block: filling the padding was a call to `memset` per call.
 #[inline(always)]
 fn exp_pass(row: &mut [f32], max: f32, exp: impl Fn(f32) -> f32, pad: bool) {
+    let n = row.len();
+    let tail = (pad && n >= 16 && !n.is_multiple_of(16)).then(|| {
+        let mut last: [f32; 16] = row[n - 16..].try_into().expect("16 values");
+        for v in last.iter_mut() {
+            *v = exp(*v - max);
+        }
+        last
+    });
     let mut chunks = row.chunks_exact_mut(16);
     for c in &mut chunks {
         for v in c.iter_mut() {
@@ -210,7 +222,9 @@ fn exp_pass(row: &mut [f32], max: f32, exp: impl Fn(f32) -> f32, pad: bool) {
         }
     }
     let rest = chunks.into_remainder();
-    if !pad {
+    if let Some(last) = tail {
+        rest.copy_from_slice(&last[16 - rest.len()..]);
+    } else if !pad {
         for v in rest.iter_mut() {
             *v = exp(*v - max);
         }
