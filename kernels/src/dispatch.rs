@@ -69,6 +69,8 @@ type RowFn = unsafe fn(&mut [f32]);
 /// Rows of the given length in one buffer.
 type RowsFn = unsafe fn(&mut [f32], usize);
 type AddNormFn = unsafe fn(&mut [f32], &[f32], &[f32], &[f32], &mut Vec<f32>);
+type ScanFn = unsafe fn(&[f32]) -> crate::scan::Top2;
+type SsruFn = unsafe fn(&mut [f32], &[f32], &[f32], &mut [f32]);
 type ChainFn = unsafe fn(&[f32], usize, &[f32], usize, usize, usize, usize, &mut [f32], usize);
 type OneRowFn = unsafe fn(&[f32], &[f32], usize, usize, &mut [f32]);
 type ValuesFn = unsafe fn(&[f32], usize, &[f32], usize, usize, &mut [f32]);
@@ -107,6 +109,10 @@ pub struct Kernels {
     softmax: (RowsFn, RowFn, &'static str),
     /// Marian's residual add and layer norm ([`crate::norm::add_layer_norm`]).
     norm: AddNormFn,
+    /// The greedy choice's scan of a row of logits ([`crate::scan::top2`]).
+    scan: ScanFn,
+    /// The decoder's SSRU cell over a row ([`crate::ssru::ssru_row`]).
+    ssru: SsruFn,
     /// Marian's attention products over several query rows ([`scalar::chain_products`]).
     chain: ChainFn,
     /// Marian's attention products for one query row in MKL's Intel orders
@@ -168,6 +174,8 @@ impl Kernels {
             exp_sum8: crate::cephes::max_and_exp_sum8,
             softmax: SOFTMAX_LIBM,
             norm: crate::norm::add_layer_norm_scalar,
+            scan: crate::scan::top2_scalar,
+            ssru: crate::ssru::ssru_scalar,
             chain: scalar::chain_products,
             one_row: (
                 (scalar::carry_scores, scalar::one_row_values),
@@ -405,9 +413,11 @@ fn table(isa: Isa) -> Result<Kernels, String> {
                 _ if glibc => (softmax_zmm::<true>, expf_zmm, "glibc expf on 16 lanes (zmm)"),
                 _ => (softmax_zmm::<false>, SOFTMAX_LIBM.1, SOFTMAX_LIBM.2),
             };
-            let norm: AddNormFn = match isa {
-                Isa::Avx2 | Isa::AvxVnni => crate::norm::add_layer_norm_ymm,
-                _ => crate::norm::add_layer_norm_zmm,
+            let (norm, scan, ssru): (AddNormFn, ScanFn, SsruFn) = match isa {
+                Isa::Avx2 | Isa::AvxVnni => {
+                    (crate::norm::add_layer_norm_ymm, crate::scan::top2_ymm, crate::ssru::ssru_ymm)
+                }
+                _ => (crate::norm::add_layer_norm_zmm, crate::scan::top2_zmm, crate::ssru::ssru_zmm),
             };
             let (attn, act, absmax, exp_sum8, chain, one_row): Float = match isa {
                 Isa::Avx2 | Isa::AvxVnni => (
@@ -440,6 +450,8 @@ fn table(isa: Isa) -> Result<Kernels, String> {
                 exp_sum8,
                 softmax,
                 norm,
+                scan,
+                ssru,
                 chain,
                 one_row,
                 grain,
@@ -471,6 +483,8 @@ fn table(isa: Isa) -> Result<Kernels, String> {
                 exp_sum8: crate::cephes::max_and_exp_sum8,
                 softmax: SOFTMAX_LIBM,
                 norm: crate::norm::add_layer_norm_scalar,
+                scan: crate::scan::top2_scalar,
+                ssru: crate::ssru::ssru_scalar,
                 chain: scalar::chain_products,
                 one_row: (
                     (scalar::carry_scores, scalar::one_row_values),

@@ -54,7 +54,9 @@ pub mod pack;
 mod part;
 mod peak;
 pub mod scalar;
+pub mod scan;
 pub mod softmax;
+pub mod ssru;
 
 #[cfg(target_arch = "x86_64")]
 mod amx;

@@ -239,3 +239,89 @@ fn add_layer_norm_equals_reference() {
         }
     }
 }
+
+/// The scan of a row of logits on every table equals the specification: lengths around the
+/// blocks of 16 and 8 up to a vocabulary, the maximum repeated (in one lane, in two lanes, in
+/// the padded tail), a runner-up one ulp below it before and after it, zeros of both signs,
+/// and NaN or infinities anywhere (where only `finite` is specified).
+#[test]
+fn logit_scan_equals_reference() {
+    use reseam_kernels::scan::top2;
+    let mut r = Rng(47);
+    let up = |x: f32, k: i32| f32::from_bits((x.to_bits() as i32 + if x < 0.0 { -k } else { k }) as u32);
+    let mut rows: Vec<Vec<f32>> = vec![vec![], vec![-0.0, 0.0], vec![0.0, -0.0, -1.0], vec![-5.0; 33]];
+    for n in (1..=50).chain([63, 64, 65, 255, 256, 1000, 32000]) {
+        let base: Vec<f32> = (0..n).map(|_| r.f32_in(-12.0, 9.0)).collect();
+        rows.push(base.clone());
+        let top = (0..n).fold(0, |b, i| if base[i] > base[b] { i } else { b });
+        for _ in 0..6 {
+            let mut x = base.clone();
+            // A copy of the maximum, or values a few ulps below it, before or after it.
+            for _ in 0..1 + r.below(3) {
+                let j = r.below(n as u64) as usize;
+                x[j] = up(base[top], -(r.below(3) as i32));
+            }
+            if r.below(4) == 0 {
+                x[r.below(n as u64) as usize] = if r.below(2) == 0 { 0.0 } else { -0.0 };
+            }
+            rows.push(x.clone());
+            let special = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY][r.below(3) as usize];
+            x[r.below(n as u64) as usize] = special;
+            rows.push(x);
+        }
+    }
+    for x in &rows {
+        let want = top2(x);
+        // The specification against its own definition.
+        let finite = x.iter().all(|v| v.is_finite());
+        assert_eq!(want.finite, finite);
+        if finite && !x.is_empty() {
+            let max = x.iter().fold(f32::NEG_INFINITY, |m, &v| if v > m { v } else { m });
+            assert_eq!(want.max, max);
+            assert_eq!(want.at, x.iter().position(|&v| v == max).unwrap());
+            let mut rest = x.clone();
+            rest.remove(want.at);
+            assert_eq!(want.second, rest.iter().fold(f32::NEG_INFINITY, |m, &v| if v > m { v } else { m }));
+        }
+        for k in Kernels::candidates() {
+            let got = k.top2(x);
+            assert_eq!(got.finite, want.finite, "{} on {} values: {x:?}", k.name(), x.len());
+            if want.finite {
+                assert_eq!(
+                    (got.max.to_bits(), got.at, got.second),
+                    (want.max.to_bits(), want.at, want.second),
+                    "{} on {} values",
+                    k.name(),
+                    x.len()
+                );
+            }
+        }
+    }
+}
+
+/// The SSRU cell on every table equals the specification bit for bit: the model widths and odd
+/// ones, gates from saturated to NaN, cells that cross zero, and infinities.
+#[test]
+fn ssru_equals_reference() {
+    let mut r = Rng(53);
+    for n in [1, 3, 8, 15, 16, 17, 100, 256, 512, 1024] {
+        for case in 0..4 {
+            let mut f: Vec<f32> = (0..n).map(|_| r.f32_in(-12.0, 12.0)).collect();
+            let xw: Vec<f32> = (0..n).map(|_| r.f32_in(-6.0, 6.0)).collect();
+            let c: Vec<f32> = (0..n).map(|_| r.f32_in(-3.0, 3.0)).collect();
+            if case == 3 {
+                for (i, v) in f.iter_mut().enumerate() {
+                    *v = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 100.0, -100.0, -0.0][i % 6];
+                }
+            }
+            let (mut want_c, mut want_h) = (c.clone(), vec![7.0; n]);
+            reseam_kernels::ssru::ssru_row(&mut want_c, &xw, &f, &mut want_h);
+            for k in Kernels::candidates() {
+                let (mut got_c, mut got_h) = (c.clone(), vec![7.0; n]);
+                k.ssru(&mut got_c, &xw, &f, &mut got_h);
+                assert_eq!(fbits(&got_c), fbits(&want_c), "{} cell of {n}, case {case}", k.name());
+                assert_eq!(fbits(&got_h), fbits(&want_h), "{} output of {n}, case {case}", k.name());
+            }
+        }
+    }
+}

@@ -130,6 +130,25 @@ impl Kernels {
         unsafe { (self.norm)(a, b, gamma, beta, scratch) }
     }
 
+    /// Whether every value of `xs` is finite, its largest value, that value's first column and
+    /// the runner-up, in one pass (see [`crate::scan::top2`]).
+    #[inline]
+    pub fn top2(&self, xs: &[f32]) -> crate::scan::Top2 {
+        assert!(((xs.len() / 16) as u64) < 1 << 32, "top2: {} values", xs.len());
+        // SAFETY: the table was built for an ISA this CPU runs, and the length is checked.
+        unsafe { (self.scan)(xs) }
+    }
+
+    /// One step of the decoder's SSRU cell over a row (see [`crate::ssru::ssru_row`]): `c` is
+    /// updated in place and `relu(c)` written to `h`.
+    #[inline]
+    pub fn ssru(&self, c: &mut [f32], xw: &[f32], f: &[f32], h: &mut [f32]) {
+        let n = c.len();
+        assert!(xw.len() >= n && f.len() >= n && h.len() >= n, "ssru: a cell of {n} values");
+        // SAFETY: the table was built for an ISA this CPU runs; the function slices to `n`.
+        unsafe { (self.ssru)(c, xw, f, h) }
+    }
+
     /// `c = a · b`, each element one fused multiply-add chain from 0 in order over the inner
     /// index (see [`scalar::chain_products`]).
     #[inline]

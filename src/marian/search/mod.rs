@@ -186,7 +186,7 @@ impl Choice {
             let bound = if self.inexact { self.bound } else { self.path.abs() };
             let raw = {
                 let _t = profile::time(Kind::Argmax);
-                raw_pick(row, unk_column(ids, unk), bound)
+                raw_pick(kern, row, unk_column(ids, unk), bound)
             };
             match raw {
                 Some((col, bound)) => {
@@ -478,63 +478,50 @@ fn unk_column(ids: Option<&[u32]>, unk: u32) -> Option<usize> {
 /// as do logits so large that B > 2¹⁶ and rows of more than 10⁶ values. The caller falls back when this returns `None`: to the
 /// full form if its path is exact, else it replays the sentence (a near-tie then needs the
 /// path score, and that is the sum of every earlier step's log-sum).
-fn raw_pick(row: &[f32], unk_col: Option<usize>, path_bound: f32) -> Option<(usize, f32)> {
+fn raw_pick(kern: &Kernels, row: &[f32], unk_col: Option<usize>, path_bound: f32) -> Option<(usize, f32)> {
     const SCALE: f32 = 1.0 / (1u32 << 20) as f32;
     let (before, after, unk_x) = match unk_col {
         Some(u) if u < row.len() => (&row[..u], &row[u + 1..], Some(row[u])),
         _ => (row, &row[..0], None),
     };
-    let (mb, zb) = max_and_probe(before);
-    let (ma, za) = max_and_probe(after);
-    let m = if ma > mb { ma } else { mb };
-    if !(zb == 0.0 && za == 0.0 && m.is_finite() && unk_x.is_none_or(f32::is_finite)) {
+    // One pass over each side of `<unk>`: finiteness, the largest candidate `m` and its first
+    // column, and the runner-up (the largest after taking `m` out once).
+    let (b, a) = (kern.top2(before), kern.top2(after));
+    if !(b.finite && a.finite && unk_x.is_none_or(f32::is_finite)) {
+        return None;
+    }
+    let (m, first, second) = if a.max > b.max {
+        (a.max, before.len() + 1 + a.at, a.second.max(b.max))
+    } else {
+        (b.max, b.at, b.second.max(a.max))
+    };
+    if !m.is_finite() {
         return None;
     }
     let max = unk_x.map_or(m, |x| x.max(m));
     let lhat = (row.len() as f32).ln() + 1.0;
-    let b = path_bound + lhat + 2.0 * (max.abs() + m.abs()) + 1.0;
-    if b.is_nan() || b > 65536.0 || row.len() > 1_000_000 {
+    let bound = path_bound + lhat + 2.0 * (max.abs() + m.abs()) + 1.0;
+    if bound.is_nan() || bound > 65536.0 || row.len() > 1_000_000 {
         return None;
     }
-    let t = m - b * SCALE;
-    let col = match first_at_least(before, t) {
-        Some(j) => j,
-        None => before.len() + 1 + first_at_least(after, t)?,
+    let t = m - bound * SCALE;
+    // Every candidate but the first `m` is at most `second`: when that is below `t`, the first
+    // candidate at least `t` is the first `m`. Otherwise (a tie or a near-tie) look for it.
+    let col = if second < t {
+        first
+    } else {
+        let col = match first_at_least(before, t) {
+            Some(j) => j,
+            None => before.len() + 1 + first_at_least(after, t)?,
+        };
+        if row[col] != m {
+            return None;
+        }
+        col
     };
-    if row[col] != m {
-        return None;
-    }
     // |fl(path + ((m − max) − log_sum))| ≤ (|path| + (max − m) + |log_sum|)(1 + u)³, and the
     // factor 1 + 16u also covers the rounding of this sum.
     Some((col, (path_bound + (max - m) + lhat) * (1.0 + SCALE)))
-}
-
-/// The largest value of `xs` (NaN ignored, −∞ if none) and a probe that is 0 when every value
-/// is finite and NaN otherwise (`x · 0` is NaN exactly for NaN and ±∞), in lanes so that the
-/// pass vectorizes.
-#[inline]
-fn max_and_probe(xs: &[f32]) -> (f32, f32) {
-    let mut m = [f32::NEG_INFINITY; 16];
-    let mut z = [0f32; 16];
-    let chunks = xs.chunks_exact(16);
-    let rest = chunks.remainder();
-    for c in chunks {
-        for ((m, z), &x) in m.iter_mut().zip(z.iter_mut()).zip(c) {
-            *m = if x > *m { x } else { *m };
-            *z += x * 0.0;
-        }
-    }
-    for (l, &x) in rest.iter().enumerate() {
-        m[l] = if x > m[l] { x } else { m[l] };
-        z[l] += x * 0.0;
-    }
-    let mut best = f32::NEG_INFINITY;
-    let mut probe = 0f32;
-    for (m, z) in m.into_iter().zip(z) {
-        best = if m > best { m } else { best };
-        probe += z;
-    }
-    (best, probe)
 }
 
 /// The first index of a value ≥ `t`, a block of 16 at a time.

@@ -79,12 +79,12 @@ fn the_path_score_can_change_the_pick() {
         assert_eq!(choose_reference(&mut r, -100.0, None, 99).0, 0, "{row:?}");
         assert_eq!(choose(&k, &row, -100.0, None, 99).0, 0, "{row:?}");
         for bound in [0.0, 100.0] {
-            assert_eq!(raw_pick(&row, None, bound), None, "{row:?}");
+            assert_eq!(raw_pick(&k, &row, None, bound), None, "{row:?}");
         }
         // Reversed, the maximum comes first and nothing earlier can tie with it.
         let rev: Vec<f32> = row.iter().rev().copied().collect();
         let want = choose(&k, &rev, -100.0, None, 99);
-        let (col, bound) = raw_pick(&rev, None, 100.0).unwrap();
+        let (col, bound) = raw_pick(&k, &rev, None, 100.0).unwrap();
         assert_eq!(col, want.0);
         assert!(want.1.abs() <= bound);
     }
@@ -132,13 +132,18 @@ fn the_raw_pick_is_the_full_choice_where_it_decides() {
             let want = choose(&k, &row, path, sl, unk);
             let first_max = choose(&k, &row, 0.0, sl, unk).0;
             changed += usize::from(want.0 != first_max && row[want.0] != row[first_max]);
-            match raw_pick(&row, unk_column(sl, unk), bound) {
+            let raw = raw_pick(&k, &row, unk_column(sl, unk), bound);
+            match raw {
                 Some((col, b)) => {
                     decided += 1;
                     assert_eq!(col, want.0, "case {case}: {row:?} path {path} unk {unk} ids {sl:?}");
                     assert!(want.1.abs() <= b, "case {case}: {} > {b}", want.1);
                 }
                 None => declined += 1,
+            }
+            for k in Kernels::candidates() {
+                let got = raw_pick(&k, &row, unk_column(sl, unk), bound);
+                assert_eq!(got.map(|(c, b)| (c, b.to_bits())), raw.map(|(c, b)| (c, b.to_bits())), "{}", k.name());
             }
         }
     }
@@ -195,4 +200,90 @@ fn choice_skips_unk_and_keeps_the_first_maximum() {
     let row = vec![0.0, 5.0, 1.0, 1.0];
     assert_eq!(choose(&k, &row, 0.0, None, 1).0, 2);
     assert_eq!(choose(&k, &row, 0.0, Some(&[0, 7, 1, 9]), 1).0, 1);
+}
+
+/// [`raw_pick`] as it was before the scan became a kernel: the maximum and a finiteness probe
+/// in one pass, then the first candidate within the bound of it in another. The one-pass form
+/// must decide the same rows the same way, with the same bound.
+fn raw_pick_two_passes(row: &[f32], unk_col: Option<usize>, path_bound: f32) -> Option<(usize, f32)> {
+    const SCALE: f32 = 1.0 / (1u32 << 20) as f32;
+    let max_and_probe = |xs: &[f32]| {
+        let mut m = f32::NEG_INFINITY;
+        let mut z = 0f32;
+        for &x in xs {
+            m = if x > m { x } else { m };
+            z += x * 0.0;
+        }
+        (m, z)
+    };
+    let (before, after, unk_x) = match unk_col {
+        Some(u) if u < row.len() => (&row[..u], &row[u + 1..], Some(row[u])),
+        _ => (row, &row[..0], None),
+    };
+    let (mb, zb) = max_and_probe(before);
+    let (ma, za) = max_and_probe(after);
+    let m = if ma > mb { ma } else { mb };
+    if !(zb == 0.0 && za == 0.0 && m.is_finite() && unk_x.is_none_or(f32::is_finite)) {
+        return None;
+    }
+    let max = unk_x.map_or(m, |x| x.max(m));
+    let lhat = (row.len() as f32).ln() + 1.0;
+    let b = path_bound + lhat + 2.0 * (max.abs() + m.abs()) + 1.0;
+    if b.is_nan() || b > 65536.0 || row.len() > 1_000_000 {
+        return None;
+    }
+    let t = m - b * SCALE;
+    let col = match before.iter().position(|&x| x >= t) {
+        Some(j) => j,
+        None => before.len() + 1 + after.iter().position(|&x| x >= t)?,
+    };
+    if row[col] != m {
+        return None;
+    }
+    Some((col, (path_bound + (max - m) + lhat) * (1.0 + SCALE)))
+}
+
+/// The one-pass raw pick on every table equals the two-pass form bit for bit: rows with ties
+/// and near-ties of the maximum before and after it, `<unk>` anywhere (or holding the
+/// maximum), zeros of both signs, NaN and infinities, large logits past the bound's limit.
+#[test]
+fn the_one_pass_raw_pick_equals_the_two_pass_form() {
+    let mut rnd = xorshift(0x51_7CC1_B727_220A);
+    let (mut decided, mut searched) = (0, 0);
+    for case in 0..3000 {
+        let n = [1usize, 2, 5, 15, 16, 17, 31, 33, 64, 100, 1000, 4000][case % 12];
+        let mut row = random_row(&mut rnd, n, case % 2 == 0);
+        match rnd(12) {
+            0 => row[rnd(n as u64) as usize] = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY][rnd(3) as usize],
+            1 => row[rnd(n as u64) as usize] = if rnd(2) == 0 { 0.0 } else { -0.0 },
+            2 => row.iter_mut().for_each(|x| *x *= 3000.0),
+            3 => {
+                // A second copy of the maximum, after it.
+                let top = (0..n).fold(0, |b, i| if row[i] > row[b] { i } else { b });
+                let j = top + rnd((n - top) as u64) as usize;
+                row[j] = row[top];
+            }
+            _ => {}
+        }
+        let unk = [None, Some(0), Some(1), Some(rnd(n as u64 + 1) as usize)][case % 4];
+        let bound = [0.0, 3.5, 700.0, 70000.0][rnd(4) as usize];
+        let want = raw_pick_two_passes(&row, unk, bound);
+        decided += usize::from(want.is_some());
+        for k in Kernels::candidates() {
+            let top = |xs: &[f32]| k.top2(xs);
+            let got = raw_pick(&k, &row, unk, bound);
+            assert_eq!(
+                got.map(|(c, b)| (c, b.to_bits())),
+                want.map(|(c, b)| (c, b.to_bits())),
+                "{} case {case}: {row:?} unk {unk:?} bound {bound}",
+                k.name()
+            );
+            let (b, a) = match unk {
+                Some(u) if u < n => (top(&row[..u]), top(&row[u + 1..])),
+                _ => (top(&row), top(&[])),
+            };
+            searched += usize::from(b.second == b.max || a.second == a.max);
+        }
+    }
+    assert!(decided > 1000 && searched > 100, "{decided} decided, {searched} ties searched");
 }

@@ -9,7 +9,6 @@ use reseam_kernels::ShapeError;
 use super::{EncoderOut, Marian, Runtime, ShortOutput, Workspace, dump, dump_layer, ffn, fused, grow, linear};
 use crate::marian::layers::attention::{View, attend_with};
 use crate::marian::layers::norm::add_layer_norm;
-use reseam_kernels::cephes::sigmoid_ps;
 
 /// A sentence's decoder state: its encoder result and the SSRU cell of every layer.
 pub struct DecoderState {
@@ -105,14 +104,8 @@ impl Marian {
             let hrow = grow(&mut ws.z, rows * d);
             for (r, st) in states.iter_mut().enumerate() {
                 let c = &mut st.state_mut().cells[l * d..(l + 1) * d];
-                let xw = &xf[r * 2 * d..r * 2 * d + d];
-                let f = &xf[r * 2 * d + d..(r + 1) * 2 * d];
-                for i in 0..d {
-                    let s = sigmoid_ps(f[i]);
-                    let next = s * c[i] + (1.0 - s) * xw[i];
-                    c[i] = next;
-                    hrow[r * d + i] = if next > 0.0 { next } else { 0.0 };
-                }
+                let (xw, f) = xf[r * 2 * d..(r + 1) * 2 * d].split_at(d);
+                rt.kernels.ssru(c, xw, f, &mut hrow[r * d..(r + 1) * d]);
             }
             let x = &mut ws.x[..rows * d];
             add_layer_norm(rt.kernels, x, hrow, &layer.ln_rnn.gamma, &layer.ln_rnn.beta, &mut ws.norm);

@@ -1,0 +1,187 @@
+//! The greedy search's scan of a row of raw logits (`marian::search::raw_pick`): whether every
+//! value is finite, the largest value, its first column, and the runner-up, in one pass.
+//!
+//! [`top2`] is the specification, a running comparison over the row. The vector forms keep the
+//! same state per lane (16 or 8 lanes, lane `l` reading the values `l, l + lanes, ...`) and
+//! combine the lanes at the end: the largest of the lane maxima, the first column among the
+//! lanes that hold it, and as runner-up the largest of everything else the lanes kept. The
+//! largest two of a row (counting a repeated value twice) are the largest two of the lanes'
+//! largest two, so the values agree; a lane takes a value only when it is strictly above the
+//! lane's maximum, so each lane keeps the first column of its maximum, and the smallest of those
+//! is the row's first.
+
+/// What the greedy choice needs from a row.
+#[derive(Clone, Copy, Debug)]
+pub struct Top2 {
+    /// Every value is finite (no NaN, no infinity). When not, the other fields are not
+    /// specified.
+    pub finite: bool,
+    /// The largest value (−∞ for an empty row), with the bits of its first occurrence.
+    pub max: f32,
+    /// The first column of `max` (0 for an empty row).
+    pub at: usize,
+    /// The largest value after taking `max` out once: `max` itself when it occurs twice, −∞
+    /// with fewer than two values. A zero's sign is not specified (every comparison the caller
+    /// makes sees both zeros as one).
+    pub second: f32,
+}
+
+/// The specification: one running comparison over the row.
+pub fn top2(xs: &[f32]) -> Top2 {
+    let mut t = Top2 { finite: true, max: f32::NEG_INFINITY, at: 0, second: f32::NEG_INFINITY };
+    for (i, &x) in xs.iter().enumerate() {
+        if !x.is_finite() {
+            t.finite = false;
+        } else if x > t.max {
+            t.second = t.max;
+            t.max = x;
+            t.at = i;
+        } else if x > t.second {
+            t.second = x;
+        }
+    }
+    t
+}
+
+/// The specification as a table entry.
+pub(crate) unsafe fn top2_scalar(xs: &[f32]) -> Top2 {
+    top2(xs)
+}
+
+/// Combines per-lane states (maximum, runner-up, block of the maximum's first occurrence) of
+/// `L` lanes, lane `l` of block `b` being column `b·L + l`. No lane's maximum is NaN (a lane
+/// takes a value only when it is above its maximum), so some lane holds the largest.
+#[inline(always)]
+fn combine<const L: usize>(finite: bool, m: [f32; L], r: [f32; L], block: [u32; L]) -> Top2 {
+    let mut max = f32::NEG_INFINITY;
+    for &v in &m {
+        if v > max {
+            max = v;
+        }
+    }
+    let (mut lane, mut at) = (0, usize::MAX);
+    for l in 0..L {
+        let col = block[l] as usize * L + l;
+        if m[l] == max && col < at {
+            (lane, at) = (l, col);
+        }
+    }
+    let mut second = f32::NEG_INFINITY;
+    for l in 0..L {
+        if r[l] > second {
+            second = r[l];
+        }
+        if l != lane && m[l] > second {
+            second = m[l];
+        }
+    }
+    Top2 { finite, max: m[lane], at, second }
+}
+
+/// [`top2`] in 16 plain lanes: the AVX2 table compiles it for ymm registers.
+#[inline(always)]
+fn lanes_body(xs: &[f32]) -> Top2 {
+    const L: usize = 16;
+    let mut m = [f32::NEG_INFINITY; L];
+    let mut r = [f32::NEG_INFINITY; L];
+    let mut z = [0f32; L];
+    let mut block = [0u32; L];
+    let mut step = |b: u32, c: &[f32; L], z: &mut [f32; L]| {
+        for l in 0..L {
+            let x = c[l];
+            // `x · 0` is 0 for a finite `x`, NaN for NaN and ±∞.
+            z[l] += x * 0.0;
+            let lo = if x < m[l] { x } else { m[l] };
+            r[l] = if lo > r[l] { lo } else { r[l] };
+            let gt = x > m[l];
+            m[l] = if gt { x } else { m[l] };
+            block[l] = if gt { b } else { block[l] };
+        }
+    };
+    let chunks = xs.chunks_exact(L);
+    let rest = chunks.remainder();
+    let full = chunks.len() as u32;
+    for (b, c) in chunks.enumerate() {
+        step(b as u32, c.try_into().expect("a block of 16"), &mut z);
+    }
+    if !rest.is_empty() {
+        // −∞ padding changes no lane's maximum or runner-up; its probe is left out.
+        let mut c = [f32::NEG_INFINITY; L];
+        c[..rest.len()].copy_from_slice(rest);
+        let mut pad = [0f32; L];
+        step(full, &c, &mut pad);
+        for (z, &p) in z.iter_mut().zip(&pad).take(rest.len()) {
+            *z += p;
+        }
+    }
+    let finite = z.iter().fold(0f32, |s, &v| s + v) == 0.0;
+    combine(finite, m, r, block)
+}
+
+/// [`top2`] compiled for AVX2.
+///
+/// # Safety
+/// The CPU has AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+pub(crate) unsafe fn top2_ymm(xs: &[f32]) -> Top2 {
+    lanes_body(xs)
+}
+
+/// [`top2`] in zmm registers: per block of 16, one compare, one masked move of the block index,
+/// a min and two max, one fused multiply-add for the probe.
+///
+/// # Safety
+/// The CPU has AVX-512F; the row has fewer than 2³⁶ values.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2,fma")]
+pub(crate) unsafe fn top2_zmm(xs: &[f32]) -> Top2 {
+    use std::arch::x86_64::*;
+    let ninf = _mm512_set1_ps(f32::NEG_INFINITY);
+    let zero = _mm512_setzero_ps();
+    let (mut m, mut r, mut z) = (ninf, ninf, zero);
+    let mut block = _mm512_setzero_si512();
+    let full = xs.len() / 16;
+    let p = xs.as_ptr();
+    let rest = xs.len() - full * 16;
+    for b in 0..full + usize::from(rest > 0) {
+        let k: __mmask16 = if b < full { 0xFFFF } else { ((1u32 << rest) - 1) as u16 };
+        // SAFETY: the masked load reads only values of `xs` (all 16 of block `b`, or the `rest`
+        // of the last one); the others are −∞, which change no lane and are left out of the probe.
+        let x = unsafe { _mm512_mask_loadu_ps(ninf, k, p.add(b * 16)) };
+        z = _mm512_mask3_fmadd_ps(x, zero, z, k);
+        // `min(x, m)` then `max(·, r)`: the runner-up after `x`, whichever of the two it beats.
+        r = _mm512_max_ps(_mm512_min_ps(x, m), r);
+        let gt = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(x, m);
+        m = _mm512_mask_mov_ps(m, gt, x);
+        block = _mm512_mask_set1_epi32(block, gt, b as i32);
+    }
+    let finite = _mm512_reduce_add_ps(z) == 0.0;
+    let (mut ml, mut rl, mut bl) = ([0f32; 16], [0f32; 16], [0u32; 16]);
+    // SAFETY: each array holds 16 four-byte values.
+    unsafe {
+        _mm512_storeu_ps(ml.as_mut_ptr(), m);
+        _mm512_storeu_ps(rl.as_mut_ptr(), r);
+        _mm512_storeu_si512(bl.as_mut_ptr().cast(), block);
+    }
+    combine(finite, ml, rl, bl)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_specification_reads_as_documented() {
+        let t = top2(&[1.0, 3.0, 2.0, 3.0]);
+        assert!(t.finite);
+        assert_eq!((t.max, t.at, t.second), (3.0, 1, 3.0));
+        let t = top2(&[1.0, 3.0, 2.0]);
+        assert_eq!((t.max, t.at, t.second), (3.0, 1, 2.0));
+        let t = top2(&[]);
+        assert!(t.finite);
+        assert_eq!((t.max, t.at, t.second), (f32::NEG_INFINITY, 0, f32::NEG_INFINITY));
+        assert!(!top2(&[1.0, f32::NAN]).finite);
+        assert!(!top2(&[f32::NEG_INFINITY, 1.0]).finite);
+    }
+}
