@@ -128,8 +128,10 @@ pub(crate) unsafe fn top2_ymm(xs: &[f32]) -> Top2 {
     lanes_body(xs)
 }
 
-/// [`top2`] in zmm registers: per block of 16, one compare, one masked move of the block index,
-/// a min and two max, one fused multiply-add for the probe.
+/// [`top2`] in zmm registers: four sets of 16 lanes, set `s` taking block `4i + s` in turn `i`,
+/// so that four chains of compares (and of the probe's additions) are in flight; lane `l` of set
+/// `s` is lane `16s + l` of 64. Per block: one compare, one masked move of the turn, a min and
+/// a max for the runner-up, a fused multiply-add for the probe.
 ///
 /// # Safety
 /// The CPU has AVX-512F; the row has fewer than 2³⁶ values.
@@ -139,32 +141,46 @@ pub(crate) unsafe fn top2_zmm(xs: &[f32]) -> Top2 {
     use std::arch::x86_64::*;
     let ninf = _mm512_set1_ps(f32::NEG_INFINITY);
     let zero = _mm512_setzero_ps();
-    let (mut m, mut r, mut z) = (ninf, ninf, zero);
-    let mut block = _mm512_setzero_si512();
+    let (mut m, mut r, mut z) = ([ninf; 4], [ninf; 4], [zero; 4]);
+    let mut turn = [_mm512_setzero_si512(); 4];
     let full = xs.len() / 16;
+    let rest = xs.len() % 16;
     let p = xs.as_ptr();
-    let rest = xs.len() - full * 16;
-    for b in 0..full + usize::from(rest > 0) {
-        let k: __mmask16 = if b < full { 0xFFFF } else { ((1u32 << rest) - 1) as u16 };
-        // SAFETY: the masked load reads only values of `xs` (all 16 of block `b`, or the `rest`
-        // of the last one); the others are −∞, which change no lane and are left out of the probe.
-        let x = unsafe { _mm512_mask_loadu_ps(ninf, k, p.add(b * 16)) };
-        z = _mm512_mask3_fmadd_ps(x, zero, z, k);
-        // `min(x, m)` then `max(·, r)`: the runner-up after `x`, whichever of the two it beats.
-        r = _mm512_max_ps(_mm512_min_ps(x, m), r);
-        let gt = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(x, m);
-        m = _mm512_mask_mov_ps(m, gt, x);
-        block = _mm512_mask_set1_epi32(block, gt, b as i32);
+    let turns = (full + usize::from(rest > 0)).div_ceil(4);
+    for i in 0..turns {
+        for s in 0..4 {
+            let b = 4 * i + s;
+            let k: __mmask16 = if b < full {
+                0xFFFF
+            } else if b == full {
+                ((1u32 << rest) - 1) as u16
+            } else {
+                0
+            };
+            // SAFETY: the masked load reads only values of `xs` (all 16 of block `b`, the `rest`
+            // of the last one, or none past it); the others are −∞, which change no lane and
+            // are left out of the probe.
+            let x = unsafe { _mm512_mask_loadu_ps(ninf, k, p.wrapping_add(b * 16)) };
+            z[s] = _mm512_mask3_fmadd_ps(x, zero, z[s], k);
+            // `min(x, m)` then `max(·, r)`: the runner-up after `x`, whichever of the two it beats.
+            r[s] = _mm512_max_ps(_mm512_min_ps(x, m[s]), r[s]);
+            let gt = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(x, m[s]);
+            m[s] = _mm512_mask_mov_ps(m[s], gt, x);
+            turn[s] = _mm512_mask_set1_epi32(turn[s], gt, i as i32);
+        }
     }
-    let finite = _mm512_reduce_add_ps(z) == 0.0;
-    let (mut ml, mut rl, mut bl) = ([0f32; 16], [0f32; 16], [0u32; 16]);
-    // SAFETY: each array holds 16 four-byte values.
-    unsafe {
-        _mm512_storeu_ps(ml.as_mut_ptr(), m);
-        _mm512_storeu_ps(rl.as_mut_ptr(), r);
-        _mm512_storeu_si512(bl.as_mut_ptr().cast(), block);
+    let probe = _mm512_add_ps(_mm512_add_ps(z[0], z[1]), _mm512_add_ps(z[2], z[3]));
+    let finite = _mm512_reduce_add_ps(probe) == 0.0;
+    let (mut ml, mut rl, mut tl) = ([0f32; 64], [0f32; 64], [0u32; 64]);
+    for s in 0..4 {
+        // SAFETY: each array holds 64 four-byte values, 16 from `16s`.
+        unsafe {
+            _mm512_storeu_ps(ml.as_mut_ptr().add(16 * s), m[s]);
+            _mm512_storeu_ps(rl.as_mut_ptr().add(16 * s), r[s]);
+            _mm512_storeu_si512(tl.as_mut_ptr().add(16 * s).cast(), turn[s]);
+        }
     }
-    combine(finite, ml, rl, bl)
+    combine(finite, ml, rl, tl)
 }
 
 #[cfg(test)]
