@@ -174,12 +174,38 @@ fn body<L: Lanes>(x: &[f32], gamma: &[f32], beta: &[f32], out: &mut [f32]) {
     }
 }
 
-/// `a = layer_norm(a + b)`, the sum kept in `scratch`.
+/// `a = layer_norm(a + b)` over `R` rows, their sum kept in `scratch`.
 #[inline(always)]
-fn add_body<L: Lanes>(a: &mut [f32], b: &[f32], gamma: &[f32], beta: &[f32], scratch: &mut Vec<f32>) {
+fn add_rows<L: Lanes, const R: usize>(a: &mut [f32], b: &[f32], gamma: &[f32], beta: &[f32], scratch: &mut Vec<f32>) {
     scratch.clear();
     scratch.extend(a.iter().zip(b).map(|(x, y)| x + y));
-    body::<L>(scratch, gamma, beta, a);
+    rows::<L, R>(scratch, 0, gamma, beta, a);
+}
+
+/// `a = layer_norm(a + b)`, eight, four or one row at a time, each group's sum kept in
+/// `scratch`: the group's passes then read it from L1, where the sum of every row first (64
+/// rows of 256 values are 64 KiB) sent each pass to L2.
+#[inline(always)]
+fn add_body<L: Lanes>(a: &mut [f32], b: &[f32], gamma: &[f32], beta: &[f32], scratch: &mut Vec<f32>) {
+    let n = gamma.len();
+    let count = a.len() / n;
+    let mut first = 0;
+    while first < count {
+        let r = if first + 8 <= count {
+            8
+        } else if first + 4 <= count {
+            4
+        } else {
+            1
+        };
+        let (a, b) = (&mut a[first * n..(first + r) * n], &b[first * n..(first + r) * n]);
+        match r {
+            8 => add_rows::<L, 8>(a, b, gamma, beta, scratch),
+            4 => add_rows::<L, 4>(a, b, gamma, beta, scratch),
+            _ => add_rows::<L, 1>(a, b, gamma, beta, scratch),
+        }
+        first += r;
+    }
 }
 
 /// Checks what every form relies on: whole rows, and gamma, beta as long as a row.
