@@ -109,8 +109,17 @@ pub fn check_chain_products(
 /// elements from element 1 fused into 16 lanes (the first product in lane 0), the lanes halved
 /// (`l + l+8`, `+4`, `+2`, `+1`); the partial chunk left fused into fresh lanes with that sum in
 /// lane 0, halved again. `out[j]` gets the sum (not scaled).
-pub fn carry_scores(q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: &mut [f32]) {
-    check_carry_scores(q, kt, ldkt, nb, out);
+///
+/// For `heads` heads at once: `q` holds their queries one after the other (`k = q.len() / heads`
+/// each), head `h`'s transposed keys are rows `h·k ..` of `kt`, and its sums go to
+/// `out[h·ldo ..]`; each head is the one-head product above.
+pub fn carry_scores(q: &[f32], heads: usize, kt: &[f32], ldkt: usize, nb: usize, out: &mut [f32], ldo: usize) {
+    check_carry_scores(q, heads, kt, ldkt, nb, out, ldo);
+    each_head(q, heads, kt, ldkt, nb, out, ldo, carry_scores_head);
+}
+
+/// [`carry_scores`] of one head.
+fn carry_scores_head(q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: &mut [f32]) {
     let k = q.len();
     let halve = |mut v: [f32; 16]| {
         let mut h = 8;
@@ -150,14 +159,38 @@ pub fn carry_scores(q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: &mut [f3
     }
 }
 
-/// The lengths [`carry_scores`] needs.
+/// The lengths [`carry_scores`] and [`zen_carry_scores`] need.
 ///
 /// # Panics
-/// If `q` is empty or a slice is too short.
-pub fn check_carry_scores(q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: &[f32]) {
+/// If `heads` is 0 or does not divide the queries, a head's query is empty, or a slice is too
+/// short.
+pub fn check_carry_scores(q: &[f32], heads: usize, kt: &[f32], ldkt: usize, nb: usize, out: &[f32], ldo: usize) {
+    assert!(heads > 0 && q.len().is_multiple_of(heads), "carry_scores: {} query values for {heads} heads", q.len());
     assert!(!q.is_empty(), "carry_scores: empty query");
     assert!(nb == 0 || (ldkt >= nb && kt.len() >= (q.len() - 1) * ldkt + nb), "carry_scores: keys too short");
-    assert!(out.len() >= nb, "carry_scores: output shorter than {nb}");
+    assert!(heads == 1 || nb == 0 || ldo >= nb, "carry_scores: output stride {ldo} < {nb}");
+    assert!(nb == 0 || out.len() >= (heads - 1) * ldo + nb, "carry_scores: output too short");
+}
+
+/// Runs a one-head product over every head of [`carry_scores`]' layout (lengths checked).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn each_head(
+    q: &[f32],
+    heads: usize,
+    kt: &[f32],
+    ldkt: usize,
+    nb: usize,
+    out: &mut [f32],
+    ldo: usize,
+    f: impl Fn(&[f32], &[f32], usize, usize, &mut [f32]),
+) {
+    if nb == 0 {
+        return;
+    }
+    let k = q.len() / heads;
+    for h in 0..heads {
+        f(&q[h * k..(h + 1) * k], &kt[h * k * ldkt..], ldkt, nb, &mut out[h * ldo..]);
+    }
 }
 
 /// MKL's `Q·Kᵀ` on AMD (its Zen kernels) for one query row over keys whose block of 4 is full
@@ -165,9 +198,14 @@ pub fn check_carry_scores(q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: &[
 /// `b_t` = `kt[t·ldkt + j]`, every product rounded and no addition fused: lane 0 starts as
 /// `((p0 + p1) + p2) + p3`, lanes 1–3 at 0; elements `4 + 4i + l` go to lane `l` while a whole
 /// chunk of 4 is left; `(l0 + l2) + (l1 + l3)`; the elements past the chunks added in turn.
-/// `out[j]` gets the sum (not scaled).
-pub fn zen_carry_scores(q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: &mut [f32]) {
-    check_carry_scores(q, kt, ldkt, nb, out);
+/// `out[j]` gets the sum (not scaled). Several heads at once as in [`carry_scores`].
+pub fn zen_carry_scores(q: &[f32], heads: usize, kt: &[f32], ldkt: usize, nb: usize, out: &mut [f32], ldo: usize) {
+    check_carry_scores(q, heads, kt, ldkt, nb, out, ldo);
+    each_head(q, heads, kt, ldkt, nb, out, ldo, zen_carry_scores_head);
+}
+
+/// [`zen_carry_scores`] of one head.
+fn zen_carry_scores_head(q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: &mut [f32]) {
     let k = q.len();
     let end = 4 + k.saturating_sub(4) / 4 * 4;
     for (j, o) in out.iter_mut().enumerate().take(nb) {

@@ -75,7 +75,7 @@ fn one_row_attention_equals_reference() {
             let q: Vec<f32> = (0..k).map(|_| r.f32_in(-2.0, 2.0)).collect();
             let kt: Vec<f32> = (0..k * ld).map(|_| r.f32_in(-2.0, 2.0)).collect();
             let mut want = vec![-7.25f32; nb + 2];
-            scalar::carry_scores(&q, &kt, ld, nb, &mut want);
+            scalar::carry_scores(&q, 1, &kt, ld, nb, &mut want, nb);
             // Values: `nb` keys of `k` dimensions (the head size), row stride k + 5.
             let w: Vec<f32> = (0..nb).map(|_| r.f32_in(0.0, 1.0)).collect();
             let v: Vec<f32> = (0..nb * (k + 5)).map(|_| r.f32_in(-2.0, 2.0)).collect();
@@ -83,11 +83,51 @@ fn one_row_attention_equals_reference() {
             scalar::one_row_values(&w, 1, &v, k + 5, k, &mut want_v);
             for kern in Kernels::candidates() {
                 let mut got = vec![-7.25f32; nb + 2];
-                kern.carry_scores(&q, &kt, ld, nb, &mut got);
+                kern.carry_scores(&q, 1, &kt, ld, nb, &mut got, nb);
                 assert_eq!(fbits(&got), fbits(&want), "{} carry_scores k {k} nb {nb}", kern.name());
                 let mut got_v = vec![-7.25f32; k + 2];
                 kern.one_row_values(&w, 1, &v, k + 5, k, &mut got_v);
                 assert_eq!(fbits(&got_v), fbits(&want_v), "{} one_row_values k {k} n {nb}", kern.name());
+            }
+        }
+    }
+}
+
+/// The one-query-row scores of several heads in one call (Intel's and AMD's orders) on every
+/// table equal the specification, and the specification of several heads equals itself run head
+/// by head: head sizes of every model and odd ones (the chunks of 4 and 16 cut short), key
+/// counts across the vector widths and the units run side by side, head counts that leave a
+/// unit alone, strided keys and outputs, and nothing written between or past the heads' outputs.
+#[test]
+fn carry_scores_of_many_heads_equal_reference() {
+    type Scores = fn(&[f32], usize, &[f32], usize, usize, &mut [f32], usize);
+    let specs: [(&str, Scores); 2] = [("intel", scalar::carry_scores), ("zen", scalar::zen_carry_scores)];
+    let mut r = Rng(41);
+    for heads in [1, 2, 3, 5, 8, 16] {
+        for k in [1, 3, 4, 5, 16, 17, 32, 48, 64] {
+            for nb in (0..=40).step_by(4).chain([1, 7, 9, 15, 17, 64, 100]) {
+                let (ld, ldo) = (nb + 3, nb + 2);
+                let q: Vec<f32> = (0..heads * k).map(|_| r.f32_in(-2.0, 2.0)).collect();
+                let kt: Vec<f32> = (0..heads * k * ld).map(|_| r.f32_in(-2.0, 2.0)).collect();
+                for (name, spec) in specs {
+                    let mut want = vec![-7.25f32; heads * ldo + 1];
+                    spec(&q, heads, &kt, ld, nb, &mut want, ldo);
+                    for h in 0..heads {
+                        let mut alone = vec![-7.25f32; ldo];
+                        spec(&q[h * k..(h + 1) * k], 1, &kt[h * k * ld..], ld, nb, &mut alone, ldo);
+                        assert_eq!(fbits(&want[h * ldo..(h + 1) * ldo]), fbits(&alone), "{name} head {h} alone");
+                    }
+                    for kern in Kernels::candidates() {
+                        let mut got = vec![-7.25f32; heads * ldo + 1];
+                        if name == "intel" {
+                            kern.carry_scores(&q, heads, &kt, ld, nb, &mut got, ldo);
+                        } else {
+                            kern.zen_carry_scores(&q, heads, &kt, ld, nb, &mut got, ldo);
+                        }
+                        let what = format!("{} {name}: heads {heads} k {k} nb {nb}", kern.name());
+                        assert_eq!(fbits(&got), fbits(&want), "{what}");
+                    }
+                }
             }
         }
     }
@@ -324,4 +364,19 @@ fn ssru_equals_reference() {
             }
         }
     }
+}
+
+/// The prefetch hint takes every row of its operand, strided or contiguous, up to the last
+/// float, and refuses a row past the data (a hint that read past it would still be a bug).
+#[test]
+fn prefetch_rows_checks_its_rows() {
+    let data = vec![1.5f32; 10 * 37 + 20];
+    for kern in Kernels::candidates() {
+        kern.prefetch_rows(&data, 37, 20, 11);
+        kern.prefetch_rows(&data, 20, 20, data.len() / 20);
+        kern.prefetch_rows(&data, 37, 0, 100);
+        let past = std::panic::catch_unwind(|| kern.prefetch_rows(&data, 37, 21, 11));
+        assert!(past.is_err(), "{}: a row past the data", kern.name());
+    }
+    assert!(data.iter().all(|&x| x == 1.5));
 }

@@ -171,12 +171,23 @@ impl Kernels {
     }
 
     /// One query row's attention scores over keys in full blocks of 4, in MKL's order (see
-    /// [`scalar::carry_scores`]).
+    /// [`scalar::carry_scores`]), for `heads`
+    /// heads at once: head `h`'s sums at `out[h·ldo ..]`.
     #[inline]
-    pub fn carry_scores(&self, q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: &mut [f32]) {
-        scalar::check_carry_scores(q, kt, ldkt, nb, out);
+    #[allow(clippy::too_many_arguments)]
+    pub fn carry_scores(
+        &self,
+        q: &[f32],
+        heads: usize,
+        kt: &[f32],
+        ldkt: usize,
+        nb: usize,
+        out: &mut [f32],
+        ldo: usize,
+    ) {
+        scalar::check_carry_scores(q, heads, kt, ldkt, nb, out, ldo);
         // SAFETY: the table was built for an ISA this CPU runs, and the lengths are checked.
-        unsafe { (self.one_row.0.0)(q, kt, ldkt, nb, out) }
+        unsafe { (self.one_row.0.0)(q, heads, kt, ldkt, nb, out, ldo) }
     }
 
     /// One query row's weighted sum of values in MKL's order, for `heads` heads side by side
@@ -189,12 +200,48 @@ impl Kernels {
     }
 
     /// One query row's attention scores over keys in full blocks of 4, in MKL's AMD order (see
-    /// [`scalar::zen_carry_scores`]).
+    /// [`scalar::zen_carry_scores`]), for `heads`
+    /// heads at once: head `h`'s sums at `out[h·ldo ..]`.
     #[inline]
-    pub fn zen_carry_scores(&self, q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: &mut [f32]) {
-        scalar::check_carry_scores(q, kt, ldkt, nb, out);
+    #[allow(clippy::too_many_arguments)]
+    pub fn zen_carry_scores(
+        &self,
+        q: &[f32],
+        heads: usize,
+        kt: &[f32],
+        ldkt: usize,
+        nb: usize,
+        out: &mut [f32],
+        ldo: usize,
+    ) {
+        scalar::check_carry_scores(q, heads, kt, ldkt, nb, out, ldo);
         // SAFETY: the table was built for an ISA this CPU runs, and the lengths are checked.
-        unsafe { (self.one_row.1.0)(q, kt, ldkt, nb, out) }
+        unsafe { (self.one_row.1.0)(q, heads, kt, ldkt, nb, out, ldo) }
+    }
+
+    /// Asks for `rows` rows of `width` floats, `stride` apart, to be brought into the core's L2
+    /// cache, without waiting for them (a hint: no effect on any result). For operands read
+    /// soon after that would otherwise come from L3 or memory one cache line at a time: the
+    /// decoder's cross-attention reads each sentence's keys and values once per step, more of
+    /// them than L2 holds, so the next sentence's can stream in while this one computes.
+    pub fn prefetch_rows(&self, data: &[f32], stride: usize, width: usize, rows: usize) {
+        if rows == 0 || width == 0 {
+            return;
+        }
+        assert!(data.len() >= (rows - 1) * stride + width, "prefetch_rows: rows outside the data");
+        // Contiguous rows as one, so no line is asked for twice.
+        let (rows, width) = if stride == width { (1, rows * width) } else { (rows, width) };
+        #[cfg(target_arch = "x86_64")]
+        for r in 0..rows {
+            let row = &data[r * stride..r * stride + width];
+            // One prefetch per 64-byte line the row touches, from its first float's line.
+            let (start, end) = (row.as_ptr() as usize & !63, row.as_ptr() as usize + 4 * width);
+            for line in (start..end).step_by(64) {
+                // SAFETY: a prefetch never faults nor changes memory; every line holds part of
+                // the row (checked above).
+                unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T1 }>(line as *const i8) };
+            }
+        }
     }
 
     /// A query row's weighted sum of values in MKL's AMD order for one to three rows (see

@@ -166,14 +166,34 @@ unsafe fn chain_tile<const R: usize, const C: usize>(
     }
 }
 
-/// [`crate::scalar::carry_scores`] with zmm registers: 16 keys per register, the 16 lanes of the
+/// [`crate::scalar::carry_scores`] with zmm registers, head by head: 16 keys per register, the 16 lanes of the
 /// specification as 16 registers (lane `l` of every key side by side), halved register by
 /// register; the last keys through a mask.
 ///
 /// # Safety
 /// The CPU has AVX-512F; lengths as [`crate::scalar::check_carry_scores`] checks them.
 #[target_feature(enable = "avx512f")]
-pub(crate) unsafe fn carry_scores(q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: &mut [f32]) {
+pub(crate) unsafe fn carry_scores(
+    q: &[f32],
+    heads: usize,
+    kt: &[f32],
+    ldkt: usize,
+    nb: usize,
+    out: &mut [f32],
+    ldo: usize,
+) {
+    // SAFETY: `each_head` passes each head's query, keys and output, inside the checked operands.
+    crate::scalar::each_head(q, heads, kt, ldkt, nb, out, ldo, |q, kt, ldkt, nb, out| unsafe {
+        carry_scores_head(q, kt, ldkt, nb, out)
+    });
+}
+
+/// One head of [`carry_scores`]: its 16 lanes are already 16 independent chains per register.
+///
+/// # Safety
+/// As [`carry_scores`], for one head.
+#[target_feature(enable = "avx512f")]
+unsafe fn carry_scores_head(q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: &mut [f32]) {
     let k = q.len();
     let full = (k - 1) / 16;
     let mut j = 0;
@@ -277,36 +297,97 @@ unsafe fn one_head_values(w: &[f32], v: &[f32], col: usize, ldv: usize, dk: usiz
 
 /// [`crate::scalar::zen_carry_scores`] with zmm registers: 16 keys per register, the four lanes
 /// of the specification as four registers, every product rounded before it is added; the last
-/// keys through a mask.
+/// keys through a mask. The units of work (one head's 16 keys) run four at a time side by side
+/// ([`zen_units`]): one unit's four chains wait on the additions' latency and on their loads
+/// (the keys stream from L3 in the decoder), four keep sixteen chains and their loads in flight.
 ///
 /// # Safety
 /// The CPU has AVX-512F; lengths as [`crate::scalar::check_carry_scores`] checks them.
 #[target_feature(enable = "avx512f")]
-pub(crate) unsafe fn zen_carry_scores(q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: &mut [f32]) {
-    let k = q.len();
+pub(crate) unsafe fn zen_carry_scores(
+    q: &[f32],
+    heads: usize,
+    kt: &[f32],
+    ldkt: usize,
+    nb: usize,
+    out: &mut [f32],
+    ldo: usize,
+) {
+    if nb == 0 {
+        return;
+    }
+    let k = q.len() / heads;
+    let blocks = nb.div_ceil(16);
+    let units = heads * blocks;
+    // A head's blocks one after the other: units side by side read the same lines of its keys.
+    let unit = |u: usize| {
+        let (h, b) = (u / blocks, 16 * (u % blocks));
+        Unit { q: h * k, kt: h * k * ldkt + b, out: h * ldo + b, mask: lanes(b, nb) }
+    };
+    let mut u = 0;
+    while u + 4 <= units {
+        // SAFETY: every unit is a head's query and up to 16 of its keys and outputs (checked).
+        unsafe { zen_units::<4>(q, k, kt, ldkt, out, std::array::from_fn(|g| unit(u + g))) };
+        u += 4;
+    }
+    while u < units {
+        // SAFETY: as above.
+        unsafe { zen_units::<1>(q, k, kt, ldkt, out, [unit(u)]) };
+        u += 1;
+    }
+}
+
+/// Where one unit of [`zen_carry_scores`] reads and writes: its head's query from `q[q..]`, row
+/// `t` of its keys at `kt[kt + t·ldkt ..]` and its sums at `out[out..]`, the keys of `mask`.
+#[derive(Clone, Copy)]
+struct Unit {
+    q: usize,
+    kt: usize,
+    out: usize,
+    mask: __mmask16,
+}
+
+/// `G` units of [`zen_carry_scores`], each in its own four registers; the operations of each
+/// are those of the specification, in its order.
+///
+/// # Safety
+/// As [`zen_carry_scores`]; every unit inside the checked operands, `k` its head's size.
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn zen_units<const G: usize>(q: &[f32], k: usize, kt: &[f32], ldkt: usize, out: &mut [f32], at: [Unit; G]) {
     let end = 4 + k.saturating_sub(4) / 4 * 4;
-    let mut j = 0;
-    while j < nb {
-        let mask = lanes(j, nb);
-        // SAFETY: the masked lanes of row t are `kt[t·ldkt + j ..]` up to key nb, inside `kt`.
-        let b = |t: usize| unsafe { _mm512_maskz_loadu_ps(mask, kt.as_ptr().add(t * ldkt + j)) };
-        let p = |t: usize| _mm512_mul_ps(_mm512_set1_ps(q[t]), b(t));
-        let mut l = [p(0), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()];
-        for t in 1..k.min(4) {
-            l[0] = _mm512_add_ps(l[0], p(t));
+    let p = |g: usize, t: usize| {
+        let u = at[g];
+        // SAFETY: t < k: `q[u.q + t]` is in the unit's query, the masked lanes of its key row t
+        // inside `kt`.
+        unsafe {
+            let b = _mm512_maskz_loadu_ps(u.mask, kt.as_ptr().add(u.kt + t * ldkt));
+            _mm512_mul_ps(_mm512_set1_ps(*q.as_ptr().add(u.q + t)), b)
         }
-        for c in (4..end).step_by(4) {
-            for (i, lane) in l.iter_mut().enumerate() {
-                *lane = _mm512_add_ps(*lane, p(c + i));
+    };
+    let mut l = [[_mm512_setzero_ps(); 4]; G];
+    for (g, l) in l.iter_mut().enumerate() {
+        l[0] = p(g, 0);
+    }
+    for t in 1..k.min(4) {
+        for (g, l) in l.iter_mut().enumerate() {
+            l[0] = _mm512_add_ps(l[0], p(g, t));
+        }
+    }
+    for c in (4..end).step_by(4) {
+        for i in 0..4 {
+            for (g, l) in l.iter_mut().enumerate() {
+                l[i] = _mm512_add_ps(l[i], p(g, c + i));
             }
         }
+    }
+    for (g, l) in l.iter().enumerate() {
         let mut s = _mm512_add_ps(_mm512_add_ps(l[0], l[2]), _mm512_add_ps(l[1], l[3]));
         for t in end..k {
-            s = _mm512_add_ps(s, p(t));
+            s = _mm512_add_ps(s, p(g, t));
         }
-        // SAFETY: the masked lanes are `out[j..nb]`.
-        unsafe { _mm512_mask_storeu_ps(out.as_mut_ptr().add(j), mask, s) };
-        j += 16;
+        // SAFETY: the masked lanes are the unit's outputs, inside `out`.
+        unsafe { _mm512_mask_storeu_ps(out.as_mut_ptr().add(at[g].out), at[g].mask, s) };
     }
 }
 

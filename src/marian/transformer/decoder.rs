@@ -7,7 +7,7 @@
 use reseam_kernels::ShapeError;
 
 use super::{EncoderOut, Marian, Runtime, ShortOutput, Workspace, dump, dump_layer, ffn, fused, grow, linear};
-use crate::marian::layers::attention::{View, attend_with};
+use crate::marian::layers::attention::{View, attend_with, prefetch_one_row};
 use crate::marian::layers::norm::add_layer_norm;
 
 /// A sentence's decoder state: its encoder result and the SSRU cell of every layer.
@@ -117,7 +117,16 @@ impl Marian {
             let ctx = grow(&mut ws.ctx, rows * d);
             let attention = crate::profile::time(crate::profile::Kind::Attention);
             let last = l + 1 == self.dec.len();
-            for (r, st) in states.iter_mut().enumerate() {
+            for r in 0..states.len() {
+                if let Some(next) = states.get(r + 1) {
+                    // Its keys and values stream in (from L3: all sentences' are more than L2
+                    // holds) while this sentence's attention computes.
+                    let enc = &next.state().enc;
+                    let kt = View { data: &enc.keys_t[l], stride: enc.len, col: 0 };
+                    let v = View { data: &enc.kv[l], stride: 2 * d, col: d };
+                    prefetch_one_row(rt.kernels, kt, v, enc.len, d);
+                }
+                let st = &mut states[r];
                 let enc = &st.state().enc;
                 let kv = &enc.kv[l];
                 // Every head of the query at once: their softmaxes run side by side.

@@ -318,11 +318,30 @@ pub fn attend_with(
     scratch.clear();
     scratch.resize(heads * size + if chains { dk * n } else { 0 }, 0.0);
     let (scores, kt) = scratch.split_at_mut(heads * size);
+    // One query row over transposed keys: the carry sums (Zen: the 4-lane sums) of all keys
+    // whose block of 4 is full, of all heads in one call, one vector lane per key
+    // ([`one_row_carry`], Zen: [`qk_zen`], for each).
+    let carried = match keys_t {
+        Some(kt) if m == 1 && n >= 4 => {
+            let (qd, ktd, nb) = (q.row(0, heads * dk), &kt.data[kt.col..], n / 4 * 4);
+            if zen {
+                kern.zen_carry_scores(qd, heads, ktd, kt.stride, nb, scores, n);
+            } else {
+                kern.carry_scores(qd, heads, ktd, kt.stride, nb, scores, n);
+            }
+            for hs in scores.chunks_exact_mut(n) {
+                for s in &mut hs[..nb] {
+                    *s *= scale;
+                }
+            }
+            nb
+        }
+        _ => 0,
+    };
     for (h, hs) in scores.chunks_exact_mut(size).enumerate() {
         let col = |x: View<'_>| x.col + h * dk;
         let (q, k) = (View { col: col(q), ..q }, View { col: col(k), ..k });
-        let keys_t = keys_t.map(|t| View { data: &t.data[h * dk * t.stride..], ..t });
-        head_scores(kern, zen, chains, q, m, k, keys_t, n, dk, scale, hs, kt);
+        head_scores(kern, zen, chains, q, m, k, carried, n, dk, scale, hs, kt);
     }
     kern.marian_softmax_rows(scores, n);
     if m == 1 {
@@ -345,8 +364,16 @@ pub fn attend_with(
     }
 }
 
-/// The scores of one head, `scale · Q·Kᵀ` (`m` rows of `n`), before the softmax; `kt` is working
-/// memory for the plain chains.
+/// Asks the caches for the operands of a later [`attend`] of one query row over `n` keys in
+/// `width` columns (all heads): the transposed keys and the value rows (a hint, see
+/// [`Kernels::prefetch_rows`]).
+pub fn prefetch_one_row(kern: &Kernels, keys_t: View, v: View, n: usize, width: usize) {
+    kern.prefetch_rows(&keys_t.data[keys_t.col..], keys_t.stride, n, width);
+    kern.prefetch_rows(&v.data[v.col..], v.stride, width, n);
+}
+
+/// The scores of one head, `scale · Q·Kᵀ` (`m` rows of `n`), before the softmax, but for the
+/// first `carried` of a single row (already there); `kt` is working memory for the plain chains.
 #[allow(clippy::too_many_arguments)]
 fn head_scores(
     kern: &Kernels,
@@ -355,17 +382,13 @@ fn head_scores(
     q: View,
     m: usize,
     k: View,
-    keys_t: Option<View>,
+    carried: usize,
     n: usize,
     dk: usize,
     scale: f32,
     scores: &mut [f32],
     kt: &mut [f32],
 ) {
-    // One query row over transposed keys: the carry sums (Zen: the 4-lane sums) of all keys
-    // whose block of 4 is full run side by side, one vector lane per key ([`one_row_carry`],
-    // Zen: [`qk_zen`], for each).
-    let carried = if m == 1 && keys_t.is_some() { n / 4 * 4 } else { 0 };
     let f = |acc: &mut [f32], a: &[f32], b: &[f32]| kern.fma_vv(acc, a, b);
     if chains {
         for j in 0..n {
@@ -385,18 +408,6 @@ fn head_scores(
     }
     for (i, row) in scores.chunks_exact_mut(n).enumerate() {
         let qi = q.row(i, dk);
-        if let Some(kt) = keys_t
-            && carried > 0
-        {
-            if zen {
-                kern.zen_carry_scores(qi, &kt.data[kt.col..], kt.stride, carried, row);
-            } else {
-                kern.carry_scores(qi, &kt.data[kt.col..], kt.stride, carried, row);
-            }
-            for s in &mut row[..carried] {
-                *s *= scale;
-            }
-        }
         for (j, s) in row.iter_mut().enumerate().skip(carried) {
             let kj = k.row(j, dk);
             *s = if zen { qk_zen(m, n, j, qi, kj, scale) } else { qk(m, n, i, j, qi, kj, &f) * scale };
