@@ -78,54 +78,63 @@ fn combine<const L: usize>(finite: bool, m: [f32; L], r: [f32; L], block: [u32; 
     Top2 { finite, max: m[lane], at, second }
 }
 
-/// [`top2`] in 16 plain lanes: the AVX2 table compiles it for ymm registers.
-#[inline(always)]
-fn lanes_body(xs: &[f32]) -> Top2 {
-    const L: usize = 16;
-    let mut m = [f32::NEG_INFINITY; L];
-    let mut r = [f32::NEG_INFINITY; L];
-    let mut z = [0f32; L];
-    let mut block = [0u32; L];
-    let mut step = |b: u32, c: &[f32; L], z: &mut [f32; L]| {
-        for l in 0..L {
-            let x = c[l];
-            // `x · 0` is 0 for a finite `x`, NaN for NaN and ±∞.
-            z[l] += x * 0.0;
-            let lo = if x < m[l] { x } else { m[l] };
-            r[l] = if lo > r[l] { lo } else { r[l] };
-            let gt = x > m[l];
-            m[l] = if gt { x } else { m[l] };
-            block[l] = if gt { b } else { block[l] };
-        }
-    };
-    let chunks = xs.chunks_exact(L);
-    let rest = chunks.remainder();
-    let full = chunks.len() as u32;
-    for (b, c) in chunks.enumerate() {
-        step(b as u32, c.try_into().expect("a block of 16"), &mut z);
-    }
-    if !rest.is_empty() {
-        // −∞ padding changes no lane's maximum or runner-up; its probe is left out.
-        let mut c = [f32::NEG_INFINITY; L];
-        c[..rest.len()].copy_from_slice(rest);
-        let mut pad = [0f32; L];
-        step(full, &c, &mut pad);
-        for (z, &p) in z.iter_mut().zip(&pad).take(rest.len()) {
-            *z += p;
-        }
-    }
-    let finite = z.iter().fold(0f32, |s, &v| s + v) == 0.0;
-    combine(finite, m, r, block)
-}
-
-/// [`top2`] compiled for AVX2.
+/// [`top2`] in ymm registers: four sets of 8 lanes, set `s` taking block `4i + s` (of 8 values)
+/// in turn `i`, as [`top2_zmm`] does with 16; lane `l` of set `s` is lane `8s + l` of 32. (The
+/// same loop left to the compiler over plain arrays took 4x the time: 4.5% of translate.)
 ///
 /// # Safety
-/// The CPU has AVX2 and FMA.
+/// The CPU has AVX2 and FMA; the row has fewer than 2³⁵ values.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 pub(crate) unsafe fn top2_ymm(xs: &[f32]) -> Top2 {
-    lanes_body(xs)
+    use std::arch::x86_64::*;
+    let ninf = _mm256_set1_ps(f32::NEG_INFINITY);
+    let zero = _mm256_setzero_ps();
+    let (mut m, mut r, mut z) = ([ninf; 4], [ninf; 4], [zero; 4]);
+    let mut turn = [_mm256_setzero_si256(); 4];
+    let full = xs.len() / 8;
+    let rest = xs.len() % 8;
+    let p = xs.as_ptr();
+    let turns = (full + usize::from(rest > 0)).div_ceil(4);
+    let lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    for i in 0..turns {
+        let it = _mm256_set1_epi32(i as i32);
+        for s in 0..4 {
+            let b = 4 * i + s;
+            let (x, probed) = if b < full {
+                // SAFETY: block `b` is 8 values of `xs`.
+                let x = unsafe { _mm256_loadu_ps(p.add(b * 8)) };
+                (x, x)
+            } else {
+                let n = if b == full { rest } else { 0 };
+                let k = _mm256_cmpgt_epi32(_mm256_set1_epi32(n as i32), lane);
+                // SAFETY: the masked load reads only the `rest` values of the last block (none
+                // past it); the other lanes read as 0, which the probe adds harmlessly, and
+                // compare as −∞, which changes no lane.
+                let x = unsafe { _mm256_maskload_ps(p.wrapping_add(b * 8), k) };
+                (_mm256_blendv_ps(ninf, x, _mm256_castsi256_ps(k)), x)
+            };
+            z[s] = _mm256_fmadd_ps(probed, zero, z[s]);
+            // `min(x, m)` then `max(·, r)`: the runner-up after `x`, whichever of the two it beats.
+            r[s] = _mm256_max_ps(_mm256_min_ps(x, m[s]), r[s]);
+            let gt = _mm256_cmp_ps::<_CMP_GT_OQ>(x, m[s]);
+            m[s] = _mm256_blendv_ps(m[s], x, gt);
+            turn[s] = _mm256_blendv_epi8(turn[s], it, _mm256_castps_si256(gt));
+        }
+    }
+    let probe = _mm256_add_ps(_mm256_add_ps(z[0], z[1]), _mm256_add_ps(z[2], z[3]));
+    let (mut ml, mut rl, mut tl, mut zl) = ([0f32; 32], [0f32; 32], [0u32; 32], [0f32; 8]);
+    // SAFETY: each array holds 32 four-byte values, 8 from `8s`; `zl` holds 8.
+    unsafe {
+        _mm256_storeu_ps(zl.as_mut_ptr(), probe);
+        for s in 0..4 {
+            _mm256_storeu_ps(ml.as_mut_ptr().add(8 * s), m[s]);
+            _mm256_storeu_ps(rl.as_mut_ptr().add(8 * s), r[s]);
+            _mm256_storeu_si256(tl.as_mut_ptr().add(8 * s).cast(), turn[s]);
+        }
+    }
+    let finite = zl.iter().fold(0f32, |s, &v| s + v) == 0.0;
+    combine(finite, ml, rl, tl)
 }
 
 /// [`top2`] in zmm registers: four sets of 16 lanes, set `s` taking block `4i + s` in turn `i`,
