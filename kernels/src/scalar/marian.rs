@@ -1,0 +1,245 @@
+//! The specification of the float products in the orders of the BLAS Bergamot runs (MKL's
+//! Intel and Zen paths): attention's chained products, one-row scores and value sums. The
+//! vector forms in `ymm/marian.rs` and `zmm/marian.rs` give the same bits.
+
+/// A float matrix product in which every element is one fused multiply-add chain from 0 in order
+/// over the inner index: `c[i·ldc + j] = fma(a[i·lda + k−1], b[(k−1)·ldb + j], … fma(a[i·lda],
+/// b[j], 0))` for `i < m`, `j < n`. This is MKL's order for attention's products over several
+/// query rows (see reseam's `layers/attention/`); the vector forms compute many elements side
+/// by side, each with this chain, so they give its bits.
+#[allow(clippy::too_many_arguments)]
+pub fn chain_products(
+    a: &[f32],
+    lda: usize,
+    b: &[f32],
+    ldb: usize,
+    m: usize,
+    n: usize,
+    k: usize,
+    c: &mut [f32],
+    ldc: usize,
+) {
+    check_chain_products(a, lda, b, ldb, m, n, k, c, ldc);
+    for i in 0..m {
+        for j in 0..n {
+            let mut acc = 0f32;
+            for t in 0..k {
+                acc = a[i * lda + t].mul_add(b[t * ldb + j], acc);
+            }
+            c[i * ldc + j] = acc;
+        }
+    }
+}
+
+/// The lengths [`chain_products`] needs (every form reads and writes only inside them).
+///
+/// # Panics
+/// If a slice is too short for its rows or a stride shorter than its row.
+#[allow(clippy::too_many_arguments)]
+pub fn check_chain_products(
+    a: &[f32],
+    lda: usize,
+    b: &[f32],
+    ldb: usize,
+    m: usize,
+    n: usize,
+    k: usize,
+    c: &[f32],
+    ldc: usize,
+) {
+    let need =
+        |rows: usize, stride: usize, len: usize| if rows == 0 || len == 0 { 0 } else { (rows - 1) * stride + len };
+    assert!(m == 0 || k == 0 || lda >= k, "chain_products: lda {lda} < k {k}");
+    assert!(k == 0 || n == 0 || ldb >= n, "chain_products: ldb {ldb} < n {n}");
+    assert!(m == 0 || n == 0 || ldc >= n, "chain_products: ldc {ldc} < n {n}");
+    assert!(a.len() >= need(m, lda, k), "chain_products: a holds {} of {m}×{k}", a.len());
+    assert!(b.len() >= need(k, ldb, n), "chain_products: b holds {} of {k}×{n}", b.len());
+    assert!(c.len() >= need(m, ldc, n), "chain_products: c holds {} of {m}×{n}", c.len());
+}
+
+/// MKL's `Q·Kᵀ` for one query row over keys whose block of 4 is full (reseam's
+/// `layers/attention/` says how it was read off MKL): for each key `j < nb`, with `b_t` =
+/// `kt[t·ldkt + j]` (the keys transposed), the first product alone, then every full chunk of 16
+/// elements from element 1 fused into 16 lanes (the first product in lane 0), the lanes halved
+/// (`l + l+8`, `+4`, `+2`, `+1`); the partial chunk left fused into fresh lanes with that sum in
+/// lane 0, halved again. `out[j]` gets the sum (not scaled).
+///
+/// For `heads` heads at once: `q` holds their queries one after the other (`k = q.len() / heads`
+/// each), head `h`'s transposed keys are rows `h·k ..` of `kt`, and its sums go to
+/// `out[h·ldo ..]`; each head is the one-head product above.
+pub fn carry_scores(q: &[f32], heads: usize, kt: &[f32], ldkt: usize, nb: usize, out: &mut [f32], ldo: usize) {
+    check_carry_scores(q, heads, kt, ldkt, nb, out, ldo);
+    each_head(q, heads, kt, ldkt, nb, out, ldo, carry_scores_head);
+}
+
+/// [`carry_scores`] of one head.
+fn carry_scores_head(q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: &mut [f32]) {
+    let k = q.len();
+    let halve = |mut v: [f32; 16]| {
+        let mut h = 8;
+        while h > 0 {
+            for i in 0..h {
+                v[i] += v[i + h];
+            }
+            h /= 2;
+        }
+        v[0]
+    };
+    for (j, o) in out.iter_mut().enumerate().take(nb) {
+        let b = |t: usize| kt[t * ldkt + j];
+        let mut carry = q[0] * b(0);
+        let full = (k - 1) / 16;
+        let mut i = 1;
+        if full > 0 {
+            let mut lanes = [0f32; 16];
+            lanes[0] = carry;
+            for _ in 0..full {
+                for (l, lane) in lanes.iter_mut().enumerate() {
+                    *lane = q[i + l].mul_add(b(i + l), *lane);
+                }
+                i += 16;
+            }
+            carry = halve(lanes);
+        }
+        if i < k {
+            let mut lanes = [0f32; 16];
+            lanes[0] = carry;
+            for (l, lane) in lanes.iter_mut().enumerate().take(k - i) {
+                *lane = q[i + l].mul_add(b(i + l), *lane);
+            }
+            carry = halve(lanes);
+        }
+        *o = carry;
+    }
+}
+
+/// The lengths [`carry_scores`] and [`zen_carry_scores`] need.
+///
+/// # Panics
+/// If `heads` is 0 or does not divide the queries, a head's query is empty, or a slice is too
+/// short.
+pub fn check_carry_scores(q: &[f32], heads: usize, kt: &[f32], ldkt: usize, nb: usize, out: &[f32], ldo: usize) {
+    assert!(heads > 0 && q.len().is_multiple_of(heads), "carry_scores: {} query values for {heads} heads", q.len());
+    assert!(!q.is_empty(), "carry_scores: empty query");
+    assert!(nb == 0 || (ldkt >= nb && kt.len() >= (q.len() - 1) * ldkt + nb), "carry_scores: keys too short");
+    assert!(heads == 1 || nb == 0 || ldo >= nb, "carry_scores: output stride {ldo} < {nb}");
+    assert!(nb == 0 || out.len() >= (heads - 1) * ldo + nb, "carry_scores: output too short");
+}
+
+/// Runs a one-head product over every head of [`carry_scores`]' layout (lengths checked).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn each_head(
+    q: &[f32],
+    heads: usize,
+    kt: &[f32],
+    ldkt: usize,
+    nb: usize,
+    out: &mut [f32],
+    ldo: usize,
+    f: impl Fn(&[f32], &[f32], usize, usize, &mut [f32]),
+) {
+    if nb == 0 {
+        return;
+    }
+    let k = q.len() / heads;
+    for h in 0..heads {
+        f(&q[h * k..(h + 1) * k], &kt[h * k * ldkt..], ldkt, nb, &mut out[h * ldo..]);
+    }
+}
+
+/// MKL's `Q·Kᵀ` on AMD (its Zen kernels) for one query row over keys whose block of 4 is full
+/// (reseam's `layers/attention/zen.rs` says how it was read off MKL): for each key `j < nb`, with
+/// `b_t` = `kt[t·ldkt + j]`, every product rounded and no addition fused: lane 0 starts as
+/// `((p0 + p1) + p2) + p3`, lanes 1–3 at 0; elements `4 + 4i + l` go to lane `l` while a whole
+/// chunk of 4 is left; `(l0 + l2) + (l1 + l3)`; the elements past the chunks added in turn.
+/// `out[j]` gets the sum (not scaled). Several heads at once as in [`carry_scores`].
+pub fn zen_carry_scores(q: &[f32], heads: usize, kt: &[f32], ldkt: usize, nb: usize, out: &mut [f32], ldo: usize) {
+    check_carry_scores(q, heads, kt, ldkt, nb, out, ldo);
+    each_head(q, heads, kt, ldkt, nb, out, ldo, zen_carry_scores_head);
+}
+
+/// [`zen_carry_scores`] of one head.
+fn zen_carry_scores_head(q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: &mut [f32]) {
+    let k = q.len();
+    let end = 4 + k.saturating_sub(4) / 4 * 4;
+    for (j, o) in out.iter_mut().enumerate().take(nb) {
+        let p = |t: usize| q[t] * kt[t * ldkt + j];
+        let mut l = [p(0), 0.0, 0.0, 0.0];
+        for t in 1..k.min(4) {
+            l[0] += p(t);
+        }
+        for c in (4..end).step_by(4) {
+            for (i, lane) in l.iter_mut().enumerate() {
+                *lane += p(c + i);
+            }
+        }
+        let mut s = (l[0] + l[2]) + (l[1] + l[3]);
+        for t in end..k {
+            s += p(t);
+        }
+        *o = s;
+    }
+}
+
+/// MKL's `weights·V` on AMD for one to three query rows, for `heads` heads at once: head `h`
+/// has the `n = w.len() / heads` weights `w[h·n ..]` and its values in columns `h·dk ..` of the
+/// value rows. Per dimension `d < dk`, with `v_j` = `v[j·ldv + h·dk + d]`, the rounded products
+/// `w_j·v_j` added in turn from 0 (no fused step); `out[h·dk + d]` gets the sum.
+pub fn zen_row_values(w: &[f32], heads: usize, v: &[f32], ldv: usize, dk: usize, out: &mut [f32]) {
+    check_one_row_values(w, heads, v, ldv, dk, out);
+    let n = w.len() / heads;
+    for h in 0..heads {
+        let w = &w[h * n..(h + 1) * n];
+        for (d, o) in out[h * dk..].iter_mut().enumerate().take(dk) {
+            let mut c = 0f32;
+            for (j, &wj) in w.iter().enumerate() {
+                c += wj * v[j * ldv + h * dk + d];
+            }
+            *o = c;
+        }
+    }
+}
+
+/// MKL's `weights·V` for one query row (reseam's `layers/attention/`), for `heads` heads at
+/// once, laid out as for [`zen_row_values`]: per dimension `d < dk` of head `h`, with `v_j` =
+/// `v[j·ldv + h·dk + d]`, blocks of 8 weights combined as `((c·fma 6, fma 4) + (5,7)) + ((0,2) +
+/// (1,3))` with the carry `c` of the blocks before, where `(p,q)` is `fma(w_p, v_p, w_q·v_q)`,
+/// then a plain fma chain over the keys left. `out[h·dk + d]` gets the sum.
+pub fn one_row_values(w: &[f32], heads: usize, v: &[f32], ldv: usize, dk: usize, out: &mut [f32]) {
+    check_one_row_values(w, heads, v, ldv, dk, out);
+    let n = w.len() / heads;
+    for h in 0..heads {
+        let w = &w[h * n..(h + 1) * n];
+        for (d, o) in out[h * dk..].iter_mut().enumerate().take(dk) {
+            let v = |j: usize| v[j * ldv + h * dk + d];
+            let pair = |p: usize, q: usize| w[p].mul_add(v(p), w[q] * v(q));
+            let mut c = 0f32;
+            let mut b = 0;
+            while b + 8 <= n {
+                let mut s = w[b + 4].mul_add(v(b + 4), w[b + 6].mul_add(v(b + 6), c));
+                s += pair(b + 5, b + 7);
+                let t = pair(b, b + 2) + pair(b + 1, b + 3);
+                c = s + t;
+                b += 8;
+            }
+            for (j, &wj) in w.iter().enumerate().skip(b) {
+                c = wj.mul_add(v(j), c);
+            }
+            *o = c;
+        }
+    }
+}
+
+/// The lengths [`one_row_values`] and [`zen_row_values`] need.
+///
+/// # Panics
+/// If `heads` is 0 or does not divide the weights, or a slice is too short.
+pub fn check_one_row_values(w: &[f32], heads: usize, v: &[f32], ldv: usize, dk: usize, out: &[f32]) {
+    assert!(heads > 0 && w.len().is_multiple_of(heads), "one_row_values: {} weights for {heads} heads", w.len());
+    let (n, width) = (w.len() / heads, heads * dk);
+    assert!(
+        n == 0 || width == 0 || (ldv >= width && v.len() >= (n - 1) * ldv + width),
+        "one_row_values: values too short"
+    );
+    assert!(out.len() >= width, "one_row_values: output shorter than {width}");
+}
