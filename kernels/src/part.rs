@@ -151,6 +151,7 @@ pub(crate) type PartFn = unsafe fn(&Part);
 /// would otherwise keep the accumulators themselves in memory, zero-filled by a `memset` on every
 /// tile (4% of the whole on Zen 4); copied element by element with constant indices, the
 /// accumulators stay in registers through the inner loop.
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(crate) fn spill<T: Copy, const C: usize, const R: usize>(acc: &[[T; C]; R]) -> [[T; C]; R] {
     std::array::from_fn(|r| std::array::from_fn(|c| acc[r][c]))

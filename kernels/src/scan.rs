@@ -51,6 +51,7 @@ pub(crate) unsafe fn top2_scalar(xs: &[f32]) -> Top2 {
 /// Combines per-lane states (maximum, runner-up, block of the maximum's first occurrence) of
 /// `L` lanes, lane `l` of block `b` being column `b·L + l`. No lane's maximum is NaN (a lane
 /// takes a value only when it is above its maximum), so some lane holds the largest.
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn combine<const L: usize>(finite: bool, m: [f32; L], r: [f32; L], block: [u32; L]) -> Top2 {
     let mut max = f32::NEG_INFINITY;

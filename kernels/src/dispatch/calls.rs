@@ -229,17 +229,19 @@ impl Kernels {
             return;
         }
         assert!(data.len() >= (rows - 1) * stride + width, "prefetch_rows: rows outside the data");
-        // Contiguous rows as one, so no line is asked for twice.
-        let (rows, width) = if stride == width { (1, rows * width) } else { (rows, width) };
         #[cfg(target_arch = "x86_64")]
-        for r in 0..rows {
-            let row = &data[r * stride..r * stride + width];
-            // One prefetch per 64-byte line the row touches, from its first float's line.
-            let (start, end) = (row.as_ptr() as usize & !63, row.as_ptr() as usize + 4 * width);
-            for line in (start..end).step_by(64) {
-                // SAFETY: a prefetch never faults nor changes memory; every line holds part of
-                // the row (checked above).
-                unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T1 }>(line as *const i8) };
+        {
+            // Contiguous rows as one, so no line is asked for twice.
+            let (rows, width) = if stride == width { (1, rows * width) } else { (rows, width) };
+            for r in 0..rows {
+                let row = &data[r * stride..r * stride + width];
+                // One prefetch per 64-byte line the row touches, from its first float's line.
+                let (start, end) = (row.as_ptr() as usize & !63, row.as_ptr() as usize + 4 * width);
+                for line in (start..end).step_by(64) {
+                    // SAFETY: a prefetch never faults nor changes memory; every line holds part of
+                    // the row (checked above).
+                    unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T1 }>(line as *const i8) };
+                }
             }
         }
     }
