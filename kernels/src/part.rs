@@ -64,7 +64,16 @@ impl<'t> Part<'t> {
             Output::F32 { data, stride } => Out::F32 { ptr: data.as_mut_ptr(), stride: *stride },
             Output::U8 { data, stride, scale } => Out::U8 { ptr: data.as_mut_ptr(), stride: *stride, scale: *scale },
         };
-        Ok(Part { a: *a, b, b_bytes: b.as_bytes(), ep: *ep, out, rows: 0..a.rows, blocks: 0..b.n_padded() / N_BLOCK, _out: PhantomData })
+        Ok(Part {
+            a: *a,
+            b,
+            b_bytes: b.as_bytes(),
+            ep: *ep,
+            out,
+            rows: 0..a.rows,
+            blocks: 0..b.n_padded() / N_BLOCK,
+            _out: PhantomData,
+        })
     }
 
     /// The part of `self` in rows `rows` and column blocks `blocks` (both inside `self`'s).
@@ -72,7 +81,16 @@ impl<'t> Part<'t> {
     fn sub(&self, rows: Range<usize>, blocks: Range<usize>) -> Part<'t> {
         debug_assert!(self.rows.start <= rows.start && rows.end <= self.rows.end);
         debug_assert!(self.blocks.start <= blocks.start && blocks.end <= self.blocks.end);
-        Part { a: self.a, b: self.b, b_bytes: self.b_bytes, ep: self.ep, out: self.out, rows, blocks, _out: PhantomData }
+        Part {
+            a: self.a,
+            b: self.b,
+            b_bytes: self.b_bytes,
+            ep: self.ep,
+            out: self.out,
+            rows,
+            blocks,
+            _out: PhantomData,
+        }
     }
 
     /// Restricts the part to a rectangle given in output columns.

@@ -51,7 +51,8 @@ pub struct EngineArgs {
 /// the same setting (`--batch`, RESEAM_MT_BATCH).
 #[derive(clap::Args, Debug, Clone)]
 pub struct BatchArgs {
-    /// Most sentences of one model decoded together in one step. Under `serve` an eighth of them
+    /// Most sentences of one model decoded together in one step of one compute thread (with
+    /// THREADS threads, up to THREADS times as many are live). Under `serve` an eighth of them
     /// are kept for light requests (a few sentences), which then start at once while heavy ones
     /// fill the rest.
     #[arg(long, env = "MAX_BATCH", value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u16).range(1..))]

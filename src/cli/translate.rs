@@ -37,7 +37,8 @@ pub struct Args {
     #[arg(long, env = "RESEAM_MODEL", value_name = "FILE")]
     pub model: Option<PathBuf>,
 
-    /// Most sentences translated together (larger is faster; the output does not change).
+    /// Most sentences translated together on each compute thread, as a Bergamot worker's batch
+    /// (larger is faster; the output does not change).
     #[arg(long, env = "RESEAM_MT_BATCH", default_value_t = 64, value_parser = clap::value_parser!(u16).range(1..))]
     pub batch: u16,
 

@@ -5,7 +5,7 @@
 //! A caller hands in sentences and the models they go through (one, or two through English);
 //! the scheduler ([`scheduler`]) encodes newly arrived sentences between decoder steps and runs
 //! one decoder step at a time over every live sentence of every model, at most MAX_BATCH per
-//! model. A sentence joins at the step after its encoder pass and leaves the step it ends; a
+//! model and compute thread. A sentence joins at the step after its encoder pass and leaves the step it ends; a
 //! pivoted sentence enters the second model's queue as soon as its first stage ends; a caller gets
 //! its texts back when its own sentences are done, not when a batch is. Output never depends on
 //! what else is in flight: every row of a step is computed alone except inside the int8 products,
@@ -35,7 +35,8 @@ pub use scheduler::SPLIT_ROWS_PER_THREAD;
 pub struct EngineOptions {
     /// Compute threads (0: one per core).
     pub threads: usize,
-    /// Most sentences of one model in one decoder step.
+    /// Most sentences of one model in one compute thread's decoder step: with N threads up to
+    /// N times as many are live.
     pub max_batch: usize,
     pub arithmetic: Arithmetic,
     /// Whose summation orders the attention products reproduce (MKL's on Intel or AMD CPUs).

@@ -96,7 +96,7 @@ pub struct TranslateOptions {
     pub mkl: MklChoice,
     /// Print per-layer values to stderr (Marian's `debug()` format).
     pub debug: bool,
-    /// Most sentences of one model decoded together.
+    /// Most sentences of one model decoded together on one compute thread.
     pub max_batch: usize,
     /// Compute threads (0: one per physical core).
     pub threads: usize,
