@@ -1,7 +1,8 @@
 //! Marian's float side on every kernel table equals the scalar specification bit for bit: the
 //! log-softmax reductions and attention's products in MKL's orders.
 
-use reseam_kernels::{Kernels, scalar};
+use reseam_kernels::Kernels;
+use reseam_kernels::scalar::{self, MklOrder, RowScores};
 
 mod common;
 use common::{Rng, fbits};
@@ -75,7 +76,8 @@ fn one_row_attention_equals_reference() {
             let q: Vec<f32> = (0..k).map(|_| r.f32_in(-2.0, 2.0)).collect();
             let kt: Vec<f32> = (0..k * ld).map(|_| r.f32_in(-2.0, 2.0)).collect();
             let mut want = vec![-7.25f32; nb + 2];
-            scalar::carry_scores(&q, 1, &kt, ld, nb, &mut want, nb);
+            let s = RowScores { q: &q, heads: 1, kt: &kt, ldkt: ld, nb, ldo: nb };
+            scalar::carry_scores(&s, &mut want);
             // Values: `nb` keys of `k` dimensions (the head size), row stride k + 5.
             let w: Vec<f32> = (0..nb).map(|_| r.f32_in(0.0, 1.0)).collect();
             let v: Vec<f32> = (0..nb * (k + 5)).map(|_| r.f32_in(-2.0, 2.0)).collect();
@@ -83,7 +85,7 @@ fn one_row_attention_equals_reference() {
             scalar::one_row_values(&w, 1, &v, k + 5, k, &mut want_v);
             for kern in Kernels::candidates() {
                 let mut got = vec![-7.25f32; nb + 2];
-                kern.carry_scores(&q, 1, &kt, ld, nb, &mut got, nb);
+                kern.row_scores(MklOrder::Intel, &s, &mut got);
                 assert_eq!(fbits(&got), fbits(&want), "{} carry_scores k {k} nb {nb}", kern.name());
                 let mut got_v = vec![-7.25f32; k + 2];
                 kern.one_row_values(&w, 1, &v, k + 5, k, &mut got_v);
@@ -100,8 +102,9 @@ fn one_row_attention_equals_reference() {
 /// unit alone, strided keys and outputs, and nothing written between or past the heads' outputs.
 #[test]
 fn carry_scores_of_many_heads_equal_reference() {
-    type Scores = fn(&[f32], usize, &[f32], usize, usize, &mut [f32], usize);
-    let specs: [(&str, Scores); 2] = [("intel", scalar::carry_scores), ("zen", scalar::zen_carry_scores)];
+    type Scores = fn(&RowScores, &mut [f32]);
+    let specs: [(MklOrder, Scores); 2] =
+        [(MklOrder::Intel, scalar::carry_scores), (MklOrder::Zen, scalar::zen_carry_scores)];
     let mut r = Rng(41);
     for heads in [1, 2, 3, 5, 8, 16] {
         for k in [1, 3, 4, 5, 16, 17, 32, 48, 64] {
@@ -109,22 +112,20 @@ fn carry_scores_of_many_heads_equal_reference() {
                 let (ld, ldo) = (nb + 3, nb + 2);
                 let q: Vec<f32> = (0..heads * k).map(|_| r.f32_in(-2.0, 2.0)).collect();
                 let kt: Vec<f32> = (0..heads * k * ld).map(|_| r.f32_in(-2.0, 2.0)).collect();
-                for (name, spec) in specs {
+                for (order, spec) in specs {
+                    let s = RowScores { q: &q, heads, kt: &kt, ldkt: ld, nb, ldo };
                     let mut want = vec![-7.25f32; heads * ldo + 1];
-                    spec(&q, heads, &kt, ld, nb, &mut want, ldo);
+                    spec(&s, &mut want);
                     for h in 0..heads {
                         let mut alone = vec![-7.25f32; ldo];
-                        spec(&q[h * k..(h + 1) * k], 1, &kt[h * k * ld..], ld, nb, &mut alone, ldo);
-                        assert_eq!(fbits(&want[h * ldo..(h + 1) * ldo]), fbits(&alone), "{name} head {h} alone");
+                        let one = RowScores { q: &q[h * k..(h + 1) * k], heads: 1, kt: &kt[h * k * ld..], ..s };
+                        spec(&one, &mut alone);
+                        assert_eq!(fbits(&want[h * ldo..(h + 1) * ldo]), fbits(&alone), "{order:?} head {h} alone");
                     }
                     for kern in Kernels::candidates() {
                         let mut got = vec![-7.25f32; heads * ldo + 1];
-                        if name == "intel" {
-                            kern.carry_scores(&q, heads, &kt, ld, nb, &mut got, ldo);
-                        } else {
-                            kern.zen_carry_scores(&q, heads, &kt, ld, nb, &mut got, ldo);
-                        }
-                        let what = format!("{} {name}: heads {heads} k {k} nb {nb}", kern.name());
+                        kern.row_scores(order, &s, &mut got);
+                        let what = format!("{} {order:?}: heads {heads} k {k} nb {nb}", kern.name());
                         assert_eq!(fbits(&got), fbits(&want), "{what}");
                     }
                 }

@@ -170,24 +170,18 @@ impl Kernels {
         unsafe { (self.chain)(a, lda, b, ldb, m, n, k, c, ldc) }
     }
 
-    /// One query row's attention scores over keys in full blocks of 4, in MKL's order (see
-    /// [`scalar::carry_scores`]), for `heads`
-    /// heads at once: head `h`'s sums at `out[h·ldo ..]`.
+    /// One query row's attention scores over keys in full blocks of 4, every head at once, in
+    /// MKL's `order` ([`scalar::carry_scores`], [`scalar::zen_carry_scores`]): head `h`'s sums at
+    /// `out[h·s.ldo ..]`.
     #[inline]
-    #[allow(clippy::too_many_arguments)]
-    pub fn carry_scores(
-        &self,
-        q: &[f32],
-        heads: usize,
-        kt: &[f32],
-        ldkt: usize,
-        nb: usize,
-        out: &mut [f32],
-        ldo: usize,
-    ) {
-        scalar::check_carry_scores(q, heads, kt, ldkt, nb, out, ldo);
+    pub fn row_scores(&self, order: scalar::MklOrder, s: &scalar::RowScores, out: &mut [f32]) {
+        s.check(out);
+        let f = match order {
+            scalar::MklOrder::Intel => self.one_row.0.0,
+            scalar::MklOrder::Zen => self.one_row.1.0,
+        };
         // SAFETY: the table was built for an ISA this CPU runs, and the lengths are checked.
-        unsafe { (self.one_row.0.0)(q, heads, kt, ldkt, nb, out, ldo) }
+        unsafe { f(s, out) }
     }
 
     /// One query row's weighted sum of values in MKL's order, for `heads` heads side by side
@@ -197,26 +191,6 @@ impl Kernels {
         scalar::check_one_row_values(w, heads, v, ldv, dk, out);
         // SAFETY: the table was built for an ISA this CPU runs, and the lengths are checked.
         unsafe { (self.one_row.0.1)(w, heads, v, ldv, dk, out) }
-    }
-
-    /// One query row's attention scores over keys in full blocks of 4, in MKL's AMD order (see
-    /// [`scalar::zen_carry_scores`]), for `heads`
-    /// heads at once: head `h`'s sums at `out[h·ldo ..]`.
-    #[inline]
-    #[allow(clippy::too_many_arguments)]
-    pub fn zen_carry_scores(
-        &self,
-        q: &[f32],
-        heads: usize,
-        kt: &[f32],
-        ldkt: usize,
-        nb: usize,
-        out: &mut [f32],
-        ldo: usize,
-    ) {
-        scalar::check_carry_scores(q, heads, kt, ldkt, nb, out, ldo);
-        // SAFETY: the table was built for an ISA this CPU runs, and the lengths are checked.
-        unsafe { (self.one_row.1.0)(q, heads, kt, ldkt, nb, out, ldo) }
     }
 
     /// Asks for `rows` rows of `width` floats, `stride` apart, to be brought into the core's L2

@@ -64,12 +64,10 @@ pub fn check_chain_products(
 /// (`l + l+8`, `+4`, `+2`, `+1`); the partial chunk left fused into fresh lanes with that sum in
 /// lane 0, halved again. `out[j]` gets the sum (not scaled).
 ///
-/// For `heads` heads at once: `q` holds their queries one after the other (`k = q.len() / heads`
-/// each), head `h`'s transposed keys are rows `h·k ..` of `kt`, and its sums go to
-/// `out[h·ldo ..]`; each head is the one-head product above.
-pub fn carry_scores(q: &[f32], heads: usize, kt: &[f32], ldkt: usize, nb: usize, out: &mut [f32], ldo: usize) {
-    check_carry_scores(q, heads, kt, ldkt, nb, out, ldo);
-    each_head(q, heads, kt, ldkt, nb, out, ldo, carry_scores_head);
+/// For every head of `s` at once (see [`RowScores`]); each head is the one-head product above.
+pub fn carry_scores(s: &RowScores, out: &mut [f32]) {
+    s.check(out);
+    s.each_head(out, carry_scores_head);
 }
 
 /// [`carry_scores`] of one head.
@@ -113,37 +111,59 @@ fn carry_scores_head(q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: &mut [f
     }
 }
 
-/// The lengths [`carry_scores`] and [`zen_carry_scores`] need.
-///
-/// # Panics
-/// If `heads` is 0 or does not divide the queries, a head's query is empty, or a slice is too
-/// short.
-pub fn check_carry_scores(q: &[f32], heads: usize, kt: &[f32], ldkt: usize, nb: usize, out: &[f32], ldo: usize) {
-    assert!(heads > 0 && q.len().is_multiple_of(heads), "carry_scores: {} query values for {heads} heads", q.len());
-    assert!(!q.is_empty(), "carry_scores: empty query");
-    assert!(nb == 0 || (ldkt >= nb && kt.len() >= (q.len() - 1) * ldkt + nb), "carry_scores: keys too short");
-    assert!(heads == 1 || nb == 0 || ldo >= nb, "carry_scores: output stride {ldo} < {nb}");
-    assert!(nb == 0 || out.len() >= (heads - 1) * ldo + nb, "carry_scores: output too short");
+/// Whose summation orders attention's one-row products follow: those of MKL's Intel code paths
+/// or those of its AMD (Zen) kernels, as Bergamot's BLAS takes one or the other by CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MklOrder {
+    Intel,
+    Zen,
 }
 
-/// Runs a one-head product over every head of [`carry_scores`]' layout (lengths checked).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn each_head(
-    q: &[f32],
-    heads: usize,
-    kt: &[f32],
-    ldkt: usize,
-    nb: usize,
-    out: &mut [f32],
-    ldo: usize,
-    f: impl Fn(&[f32], &[f32], usize, usize, &mut [f32]),
-) {
-    if nb == 0 {
-        return;
+/// The operands of one query row's attention scores, every head at once: head `h`'s query is
+/// `q[h·k .. (h+1)·k]` (`k = q.len() / heads`), its keys transposed are rows `h·k ..` of `kt`
+/// (`ldkt` apart: element `t` of key `j` at `kt[(h·k + t)·ldkt + j]`), and its `nb` sums go to
+/// `out[h·ldo ..]`.
+#[derive(Clone, Copy, Debug)]
+pub struct RowScores<'a> {
+    pub q: &'a [f32],
+    pub heads: usize,
+    pub kt: &'a [f32],
+    pub ldkt: usize,
+    /// Keys scored.
+    pub nb: usize,
+    pub ldo: usize,
+}
+
+impl RowScores<'_> {
+    /// Checks the lengths every form of [`carry_scores`] and [`zen_carry_scores`] reads and
+    /// writes inside.
+    ///
+    /// # Panics
+    /// If `heads` is 0 or does not divide the queries, a head's query is empty, or a slice is
+    /// too short.
+    pub fn check(&self, out: &[f32]) {
+        let RowScores { q, heads, kt, ldkt, nb, ldo } = *self;
+        assert!(heads > 0 && q.len().is_multiple_of(heads), "carry_scores: {} query values for {heads} heads", q.len());
+        assert!(!q.is_empty(), "carry_scores: empty query");
+        assert!(nb == 0 || (ldkt >= nb && kt.len() >= (q.len() - 1) * ldkt + nb), "carry_scores: keys too short");
+        assert!(heads == 1 || nb == 0 || ldo >= nb, "carry_scores: output stride {ldo} < {nb}");
+        assert!(nb == 0 || out.len() >= (heads - 1) * ldo + nb, "carry_scores: output too short");
     }
-    let k = q.len() / heads;
-    for h in 0..heads {
-        f(&q[h * k..(h + 1) * k], &kt[h * k * ldkt..], ldkt, nb, &mut out[h * ldo..]);
+
+    /// A head's query size.
+    pub fn k(&self) -> usize {
+        self.q.len() / self.heads
+    }
+
+    /// Runs a one-head product `f(q, kt, ldkt, nb, out)` over every head (lengths checked).
+    pub(crate) fn each_head(&self, out: &mut [f32], f: impl Fn(&[f32], &[f32], usize, usize, &mut [f32])) {
+        if self.nb == 0 {
+            return;
+        }
+        let k = self.k();
+        for h in 0..self.heads {
+            f(&self.q[h * k..(h + 1) * k], &self.kt[h * k * self.ldkt..], self.ldkt, self.nb, &mut out[h * self.ldo..]);
+        }
     }
 }
 
@@ -152,10 +172,10 @@ pub(crate) fn each_head(
 /// `b_t` = `kt[t·ldkt + j]`, every product rounded and no addition fused: lane 0 starts as
 /// `((p0 + p1) + p2) + p3`, lanes 1–3 at 0; elements `4 + 4i + l` go to lane `l` while a whole
 /// chunk of 4 is left; `(l0 + l2) + (l1 + l3)`; the elements past the chunks added in turn.
-/// `out[j]` gets the sum (not scaled). Several heads at once as in [`carry_scores`].
-pub fn zen_carry_scores(q: &[f32], heads: usize, kt: &[f32], ldkt: usize, nb: usize, out: &mut [f32], ldo: usize) {
-    check_carry_scores(q, heads, kt, ldkt, nb, out, ldo);
-    each_head(q, heads, kt, ldkt, nb, out, ldo, zen_carry_scores_head);
+/// `out[j]` gets the sum (not scaled). Every head of `s` at once as in [`carry_scores`].
+pub fn zen_carry_scores(s: &RowScores, out: &mut [f32]) {
+    s.check(out);
+    s.each_head(out, zen_carry_scores_head);
 }
 
 /// [`zen_carry_scores`] of one head.

@@ -5,6 +5,7 @@
 use std::arch::x86_64::*;
 
 use super::first_lanes;
+use crate::scalar::RowScores;
 
 /// [`crate::cephes::exp_ps`] on 8 lanes: `exp256_ps` of `avx_mathfun.h` instruction for
 /// instruction (multiplies and adds, never fused; `vroundps` for its floor).
@@ -186,21 +187,11 @@ unsafe fn chain_tile<const R: usize, const C: usize>(
 /// `zmm::carry_scores` with 16.
 ///
 /// # Safety
-/// The CPU has AVX2 and FMA; lengths as [`crate::scalar::check_carry_scores`] checks them.
+/// The CPU has AVX2 and FMA; lengths as [`crate::scalar::RowScores::check`] checks them.
 #[target_feature(enable = "avx2,fma")]
-pub(crate) unsafe fn carry_scores(
-    q: &[f32],
-    heads: usize,
-    kt: &[f32],
-    ldkt: usize,
-    nb: usize,
-    out: &mut [f32],
-    ldo: usize,
-) {
+pub(crate) unsafe fn carry_scores(s: &RowScores, out: &mut [f32]) {
     // SAFETY: `each_head` passes each head's query, keys and output, inside the checked operands.
-    crate::scalar::each_head(q, heads, kt, ldkt, nb, out, ldo, |q, kt, ldkt, nb, out| unsafe {
-        carry_scores_head(q, kt, ldkt, nb, out)
-    });
+    s.each_head(out, |q, kt, ldkt, nb, out| unsafe { carry_scores_head(q, kt, ldkt, nb, out) });
 }
 
 /// One head of [`carry_scores`].
@@ -314,21 +305,14 @@ unsafe fn one_head_values(w: &[f32], v: &[f32], col: usize, ldv: usize, dk: usiz
 /// `zmm::zen_carry_scores` with 16, two units side by side (sixteen registers hold no more).
 ///
 /// # Safety
-/// The CPU has AVX2 and FMA; lengths as [`crate::scalar::check_carry_scores`] checks them.
+/// The CPU has AVX2 and FMA; lengths as [`crate::scalar::RowScores::check`] checks them.
 #[target_feature(enable = "avx2,fma")]
-pub(crate) unsafe fn zen_carry_scores(
-    q: &[f32],
-    heads: usize,
-    kt: &[f32],
-    ldkt: usize,
-    nb: usize,
-    out: &mut [f32],
-    ldo: usize,
-) {
+pub(crate) unsafe fn zen_carry_scores(s: &RowScores, out: &mut [f32]) {
+    let RowScores { q, heads, kt, ldkt, nb, ldo } = *s;
     if nb == 0 {
         return;
     }
-    let k = q.len() / heads;
+    let k = s.k();
     let blocks = nb.div_ceil(8);
     let units = heads * blocks;
     let unit = |u: usize| {

@@ -5,6 +5,7 @@
 use std::arch::x86_64::*;
 
 use super::lanes;
+use crate::scalar::RowScores;
 
 /// [`crate::cephes::exp_ps`] on 16 lanes, as [`crate::ymm::cephes_exp8`] on 8 (the same
 /// instructions, twice as wide, so every lane gives the same bits).
@@ -171,21 +172,11 @@ unsafe fn chain_tile<const R: usize, const C: usize>(
 /// register; the last keys through a mask.
 ///
 /// # Safety
-/// The CPU has AVX-512F; lengths as [`crate::scalar::check_carry_scores`] checks them.
+/// The CPU has AVX-512F; lengths as [`crate::scalar::RowScores::check`] checks them.
 #[target_feature(enable = "avx512f")]
-pub(crate) unsafe fn carry_scores(
-    q: &[f32],
-    heads: usize,
-    kt: &[f32],
-    ldkt: usize,
-    nb: usize,
-    out: &mut [f32],
-    ldo: usize,
-) {
+pub(crate) unsafe fn carry_scores(s: &RowScores, out: &mut [f32]) {
     // SAFETY: `each_head` passes each head's query, keys and output, inside the checked operands.
-    crate::scalar::each_head(q, heads, kt, ldkt, nb, out, ldo, |q, kt, ldkt, nb, out| unsafe {
-        carry_scores_head(q, kt, ldkt, nb, out)
-    });
+    s.each_head(out, |q, kt, ldkt, nb, out| unsafe { carry_scores_head(q, kt, ldkt, nb, out) });
 }
 
 /// One head of [`carry_scores`]: its 16 lanes are already 16 independent chains per register.
@@ -302,21 +293,14 @@ unsafe fn one_head_values(w: &[f32], v: &[f32], col: usize, ldv: usize, dk: usiz
 /// (the keys stream from L3 in the decoder), four keep sixteen chains and their loads in flight.
 ///
 /// # Safety
-/// The CPU has AVX-512F; lengths as [`crate::scalar::check_carry_scores`] checks them.
+/// The CPU has AVX-512F; lengths as [`crate::scalar::RowScores::check`] checks them.
 #[target_feature(enable = "avx512f")]
-pub(crate) unsafe fn zen_carry_scores(
-    q: &[f32],
-    heads: usize,
-    kt: &[f32],
-    ldkt: usize,
-    nb: usize,
-    out: &mut [f32],
-    ldo: usize,
-) {
+pub(crate) unsafe fn zen_carry_scores(s: &RowScores, out: &mut [f32]) {
+    let RowScores { q, heads, kt, ldkt, nb, ldo } = *s;
     if nb == 0 {
         return;
     }
-    let k = q.len() / heads;
+    let k = s.k();
     let blocks = nb.div_ceil(16);
     let units = heads * blocks;
     // A head's blocks one after the other: units side by side read the same lines of its keys.

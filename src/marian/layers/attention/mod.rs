@@ -71,6 +71,7 @@
 //! result does not depend on which other sentences share the batch.
 
 use reseam_kernels::Kernels;
+use reseam_kernels::scalar::RowScores;
 
 use super::softmax::softmax;
 
@@ -323,12 +324,8 @@ pub fn attend_with(
     // ([`one_row_carry`], Zen: [`qk_zen`], for each).
     let carried = match keys_t {
         Some(kt) if m == 1 && n >= 4 => {
-            let (qd, ktd, nb) = (q.row(0, heads * dk), &kt.data[kt.col..], n / 4 * 4);
-            if zen {
-                kern.zen_carry_scores(qd, heads, ktd, kt.stride, nb, scores, n);
-            } else {
-                kern.carry_scores(qd, heads, ktd, kt.stride, nb, scores, n);
-            }
+            let (q, kt, ldkt, nb) = (q.row(0, heads * dk), &kt.data[kt.col..], kt.stride, n / 4 * 4);
+            kern.row_scores(mkl.into(), &RowScores { q, heads, kt, ldkt, nb, ldo: n }, scores);
             for hs in scores.chunks_exact_mut(n) {
                 for s in &mut hs[..nb] {
                     *s *= scale;

@@ -13,6 +13,16 @@ pub enum Mkl {
     Zen,
 }
 
+impl From<Mkl> for reseam_kernels::scalar::MklOrder {
+    /// The kernels' name for the same orders.
+    fn from(m: Mkl) -> Self {
+        match m {
+            Mkl::Intel => Self::Intel,
+            Mkl::Zen => Self::Zen,
+        }
+    }
+}
+
 /// The environment variable that overrides [`Mkl::of_this_cpu`]: `intel`, `zen` or `auto`.
 pub const MKL_VAR: &str = "RESEAM_MT_MKL";
 
