@@ -72,6 +72,7 @@ type AddNormFn = unsafe fn(&mut [f32], &[f32], &[f32], &[f32], &mut Vec<f32>);
 type ScanFn = unsafe fn(&[f32]) -> crate::scan::Top2;
 type SsruFn = unsafe fn(&mut [f32], &[f32], &[f32], &mut [f32]);
 type ChainFn = unsafe fn(&[f32], usize, &[f32], usize, usize, usize, usize, &mut [f32], usize);
+type TransposeFn = unsafe fn(&[f32], usize, usize, usize, f32, &mut [f32], usize);
 type OneRowFn = unsafe fn(&scalar::RowScores, &mut [f32]);
 type ValuesFn = unsafe fn(&[f32], usize, &[f32], usize, usize, &mut [f32]);
 
@@ -115,6 +116,8 @@ pub struct Kernels {
     ssru: SsruFn,
     /// Marian's attention products over several query rows ([`scalar::chain_products`]).
     chain: ChainFn,
+    /// The keys of several query rows' attention transposed ([`crate::transpose::transpose_scaled`]).
+    transpose: TransposeFn,
     /// Marian's attention products for one query row in MKL's Intel orders
     /// ([`scalar::carry_scores`], [`scalar::one_row_values`]) and its AMD ones
     /// ([`scalar::zen_carry_scores`], [`scalar::zen_row_values`]).
@@ -177,6 +180,7 @@ impl Kernels {
             scan: crate::scan::top2_scalar,
             ssru: crate::ssru::ssru_scalar,
             chain: scalar::chain_products,
+                transpose: crate::transpose::transpose_scalar,
             one_row: (
                 (scalar::carry_scores, scalar::one_row_values),
                 (scalar::zen_carry_scores, scalar::zen_row_values),
@@ -453,6 +457,7 @@ fn table(isa: Isa) -> Result<Kernels, String> {
                 scan,
                 ssru,
                 chain,
+                transpose: crate::transpose::transpose_ymm,
                 one_row,
                 grain,
             })
@@ -486,6 +491,7 @@ fn table(isa: Isa) -> Result<Kernels, String> {
                 scan: crate::scan::top2_scalar,
                 ssru: crate::ssru::ssru_scalar,
                 chain: scalar::chain_products,
+                transpose: crate::transpose::transpose_scalar,
                 one_row: (
                     (scalar::carry_scores, scalar::one_row_values),
                     (scalar::zen_carry_scores, scalar::zen_row_values),

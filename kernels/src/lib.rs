@@ -57,6 +57,7 @@ pub mod scalar;
 pub mod scan;
 pub mod softmax;
 pub mod ssru;
+pub mod transpose;
 
 #[cfg(target_arch = "x86_64")]
 mod amx;

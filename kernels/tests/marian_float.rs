@@ -64,6 +64,33 @@ fn chain_products_equal_reference() {
     }
 }
 
+/// The keys' transposition (scaled, or by 1) on every table equals the specification: rows on
+/// both sides of every multiple of 8 (a short block), columns past a multiple of 8, strided
+/// operands, specials (NaN, ±0, ±∞) carried through, and nothing written outside the rows.
+#[test]
+fn transpose_scaled_equals_reference() {
+    let mut r = Rng(19);
+    for rows in (1..=26).chain([31, 33, 64]) {
+        for cols in [1, 5, 8, 13, 32, 256] {
+            for scale in [1.0, 0.17677669] {
+                let (lds, ldd) = (cols + 3, rows + 2);
+                let mut src: Vec<f32> = (0..rows * lds).map(|_| r.f32_in(-4.0, 4.0)).collect();
+                for (i, x) in [f32::NAN, -0.0, f32::INFINITY, f32::NEG_INFINITY, 0.0].into_iter().enumerate() {
+                    let at = (i * 7) % src.len();
+                    src[at] = x;
+                }
+                let mut want = vec![-7.25f32; cols * ldd];
+                reseam_kernels::transpose::transpose_scaled(&src, lds, rows, cols, scale, &mut want, ldd);
+                for kern in Kernels::candidates() {
+                    let mut got = vec![-7.25f32; cols * ldd];
+                    kern.transpose_scaled(&src, lds, rows, cols, scale, &mut got, ldd);
+                    assert_eq!(fbits(&got), fbits(&want), "{} rows {rows} cols {cols}", kern.name());
+                }
+            }
+        }
+    }
+}
+
 /// Attention's one-query-row products in MKL's order (the carry scores over transposed keys, the
 /// weighted values in blocks of 8) on every table equal the specification: head sizes of every
 /// model and past them, key counts across the vector widths, strided operands.

@@ -170,6 +170,25 @@ impl Kernels {
         unsafe { (self.chain)(a, lda, b, ldb, m, n, k, c, ldc) }
     }
 
+    /// `dst[c·ldd + r] = src[r·lds + c] · scale` for `rows × cols` (see
+    /// [`crate::transpose::transpose_scaled`]).
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub fn transpose_scaled(
+        &self,
+        src: &[f32],
+        lds: usize,
+        rows: usize,
+        cols: usize,
+        scale: f32,
+        dst: &mut [f32],
+        ldd: usize,
+    ) {
+        crate::transpose::check(src, lds, rows, cols, dst, ldd);
+        // SAFETY: the table was built for an ISA this CPU runs, and the lengths are checked.
+        unsafe { (self.transpose)(src, lds, rows, cols, scale, dst, ldd) }
+    }
+
     /// One query row's attention scores over keys in full blocks of 4, every head at once, in
     /// MKL's `order` ([`scalar::carry_scores`], [`scalar::zen_carry_scores`]): head `h`'s sums at
     /// `out[h·s.ldo ..]`.

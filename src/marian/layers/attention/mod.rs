@@ -316,9 +316,19 @@ pub fn attend_with(
     let zen = mkl == Mkl::Zen;
     let chains = if zen { zen_chains(m, n) } else { m > 1 && n >= 4 };
     let size = m * n;
-    scratch.clear();
-    scratch.resize(heads * size + if chains { dk * n } else { 0 }, 0.0);
-    let (scores, kt) = scratch.split_at_mut(heads * size);
+    // Every value is written before it is read (the carried sums, then the rest of each row;
+    // the transposed keys whole), so the scratch only grows and is never filled.
+    let need = heads * size + if chains { heads * dk * n } else { 0 };
+    if scratch.len() < need {
+        scratch.resize(need, 0.0);
+    }
+    let (scores, kt) = scratch[..need].split_at_mut(heads * size);
+    if chains {
+        // The keys of all heads transposed at once (Zen: scaled, as MKL packs them), head `h`'s
+        // from row `h·dk`: one vector then holds one dimension of many keys.
+        let s = if zen { scale } else { 1.0 };
+        kern.transpose_scaled(&k.data[k.col..], k.stride, n, heads * dk, s, kt, n);
+    }
     // One query row over transposed keys: the carry sums (Zen: the 4-lane sums) of all keys
     // whose block of 4 is full, of all heads in one call, one vector lane per key
     // ([`one_row_carry`], Zen: [`qk_zen`], for each).
@@ -338,6 +348,7 @@ pub fn attend_with(
     for (h, hs) in scores.chunks_exact_mut(size).enumerate() {
         let col = |x: View<'_>| x.col + h * dk;
         let (q, k) = (View { col: col(q), ..q }, View { col: col(k), ..k });
+        let kt = if chains { &kt[h * dk * n..(h + 1) * dk * n] } else { &[][..] };
         head_scores(kern, zen, chains, q, m, k, carried, n, dk, scale, hs, kt);
     }
     kern.marian_softmax_rows(scores, n);
@@ -370,7 +381,8 @@ pub fn prefetch_one_row(kern: &Kernels, keys_t: View, v: View, n: usize, width: 
 }
 
 /// The scores of one head, `scale · Q·Kᵀ` (`m` rows of `n`), before the softmax, but for the
-/// first `carried` of a single row (already there); `kt` is working memory for the plain chains.
+/// first `carried` of a single row (already there); `kt` holds the head's keys transposed
+/// (`dk` rows of `n`, Zen: scaled) where the products are plain chains.
 #[allow(clippy::too_many_arguments)]
 fn head_scores(
     kern: &Kernels,
@@ -384,15 +396,10 @@ fn head_scores(
     dk: usize,
     scale: f32,
     scores: &mut [f32],
-    kt: &mut [f32],
+    kt: &[f32],
 ) {
     let f = |acc: &mut [f32], a: &[f32], b: &[f32]| kern.fma_vv(acc, a, b);
     if chains {
-        for j in 0..n {
-            for (t, &x) in k.row(j, dk).iter().enumerate() {
-                kt[t * n + j] = if zen { x * scale } else { x };
-            }
-        }
         // `chain(q_i, k_j)` for every query and key at once: fma over t from 0, starting at 0
         // (Zen: over keys already scaled).
         kern.chain_products(&q.data[q.col..], q.stride, kt, n, m, n, dk, scores, n);

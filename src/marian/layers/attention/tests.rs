@@ -278,6 +278,9 @@ fn vector_forms_equal_the_specification_bit_for_bit() {
                             2 + h * dk,
                         );
                     }
+                    // A used scratch: nothing may read a value it did not write first.
+                    scratch.clear();
+                    scratch.resize(heads * (m * n + dk * n), f32::NAN);
                     attend_with(&kern, mkl, heads, qv, m, kv, None, vv, n, dk, 0.17, &mut scratch, &mut got, ld, 2);
                     let what = format!("{} {mkl:?}: heads={heads} m={m} n={n} dk={dk}", kern.name());
                     assert_eq!(bits(&got), bits(&want), "{what}");
@@ -286,6 +289,7 @@ fn vector_forms_equal_the_specification_bit_for_bit() {
                         (0..hd).flat_map(|t| (0..n).map(move |j| (t, j))).map(|(t, j)| kv.at(j, t)).collect();
                     let ktv = View { data: &kt, stride: n, col: 0 };
                     got.fill(0.0);
+                    scratch.fill(f32::NAN);
                     attend_with(
                         &kern,
                         mkl,

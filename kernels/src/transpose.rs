@@ -1,0 +1,122 @@
+//! A block of rows transposed and scaled: attention's keys laid out so that one vector holds one
+//! dimension of many keys (the products over several query rows run across keys).
+//!
+//! [`transpose_scaled`] is the specification; every element is one rounded product, so any form
+//! that computes `x · scale` once per element gives the same bits.
+
+/// `dst[c·ldd + r] = src[r·lds + c] · scale` for every row `r < rows` and column `c < cols`;
+/// nothing else of `dst` is written.
+pub fn transpose_scaled(src: &[f32], lds: usize, rows: usize, cols: usize, scale: f32, dst: &mut [f32], ldd: usize) {
+    check(src, lds, rows, cols, dst, ldd);
+    for r in 0..rows {
+        for (c, &x) in src[r * lds..r * lds + cols].iter().enumerate() {
+            dst[c * ldd + r] = x * scale;
+        }
+    }
+}
+
+/// The lengths [`transpose_scaled`] needs (every form reads and writes only inside them).
+///
+/// # Panics
+/// If a slice is too short or a stride shorter than its row.
+pub fn check(src: &[f32], lds: usize, rows: usize, cols: usize, dst: &[f32], ldd: usize) {
+    if rows == 0 || cols == 0 {
+        return;
+    }
+    assert!(lds >= cols && ldd >= rows, "transpose_scaled: strides {lds}, {ldd} for {rows}×{cols}");
+    assert!(src.len() >= (rows - 1) * lds + cols, "transpose_scaled: src holds {} of {rows}×{cols}", src.len());
+    assert!(dst.len() >= (cols - 1) * ldd + rows, "transpose_scaled: dst holds {} of {cols}×{rows}", dst.len());
+}
+
+/// The specification as a table entry.
+///
+/// # Safety
+/// None beyond the checked lengths (it checks them).
+pub(crate) unsafe fn transpose_scalar(
+    src: &[f32],
+    lds: usize,
+    rows: usize,
+    cols: usize,
+    scale: f32,
+    dst: &mut [f32],
+    ldd: usize,
+) {
+    transpose_scaled(src, lds, rows, cols, scale, dst, ldd);
+}
+
+/// [`transpose_scaled`] in blocks of 8 rows × 8 columns, each transposed in ymm registers (8
+/// loads, 24 shuffles, 8 multiplies, 8 stores where the scalar form makes 64 of each); a block
+/// short of rows takes zeros for the missing ones and stores only its rows, through a mask; the
+/// columns past the last multiple of 8 one by one.
+///
+/// # Safety
+/// The CPU has AVX2; lengths as [`check`] checks them.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+pub(crate) unsafe fn transpose_ymm(
+    src: &[f32],
+    lds: usize,
+    rows: usize,
+    cols: usize,
+    scale: f32,
+    dst: &mut [f32],
+    ldd: usize,
+) {
+    use std::arch::x86_64::*;
+    const ONES_THEN_ZEROS: [i32; 16] = [-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0];
+    let s = _mm256_set1_ps(scale);
+    let (sp, dp) = (src.as_ptr(), dst.as_mut_ptr());
+    let cols8 = cols / 8 * 8;
+    let mut r0 = 0;
+    while r0 < rows {
+        let live = (rows - r0).min(8);
+        // SAFETY: 8 − live ≤ 8, so eight ints are readable from there.
+        let mask = unsafe { _mm256_loadu_si256(ONES_THEN_ZEROS.as_ptr().add(8 - live).cast()) };
+        let mut c0 = 0;
+        while c0 < cols8 {
+            let row = |i: usize| {
+                if i >= live {
+                    return _mm256_setzero_ps();
+                }
+                // SAFETY: row r0 + i < rows holds columns c0 .. c0 + 8 ≤ cols (checked lengths).
+                unsafe { _mm256_loadu_ps(sp.add((r0 + i) * lds + c0)) }
+            };
+            let (a0, a1, a2, a3) = (row(0), row(1), row(2), row(3));
+            let (a4, a5, a6, a7) = (row(4), row(5), row(6), row(7));
+            let (t0, t1) = (_mm256_unpacklo_ps(a0, a1), _mm256_unpackhi_ps(a0, a1));
+            let (t2, t3) = (_mm256_unpacklo_ps(a2, a3), _mm256_unpackhi_ps(a2, a3));
+            let (t4, t5) = (_mm256_unpacklo_ps(a4, a5), _mm256_unpackhi_ps(a4, a5));
+            let (t6, t7) = (_mm256_unpacklo_ps(a6, a7), _mm256_unpackhi_ps(a6, a7));
+            let (u0, u1) = (_mm256_shuffle_ps::<0x44>(t0, t2), _mm256_shuffle_ps::<0xee>(t0, t2));
+            let (u2, u3) = (_mm256_shuffle_ps::<0x44>(t1, t3), _mm256_shuffle_ps::<0xee>(t1, t3));
+            let (u4, u5) = (_mm256_shuffle_ps::<0x44>(t4, t6), _mm256_shuffle_ps::<0xee>(t4, t6));
+            let (u6, u7) = (_mm256_shuffle_ps::<0x44>(t5, t7), _mm256_shuffle_ps::<0xee>(t5, t7));
+            let out = [
+                _mm256_permute2f128_ps::<0x20>(u0, u4),
+                _mm256_permute2f128_ps::<0x20>(u1, u5),
+                _mm256_permute2f128_ps::<0x20>(u2, u6),
+                _mm256_permute2f128_ps::<0x20>(u3, u7),
+                _mm256_permute2f128_ps::<0x31>(u0, u4),
+                _mm256_permute2f128_ps::<0x31>(u1, u5),
+                _mm256_permute2f128_ps::<0x31>(u2, u6),
+                _mm256_permute2f128_ps::<0x31>(u3, u7),
+            ];
+            for (c, v) in out.into_iter().enumerate() {
+                let p = (c0 + c) * ldd + r0;
+                let v = _mm256_mul_ps(v, s);
+                // SAFETY: column c0 + c < cols of dst holds rows r0 .. r0 + live ≤ rows (checked);
+                // a short block writes only its live rows.
+                unsafe {
+                    if live == 8 { _mm256_storeu_ps(dp.add(p), v) } else { _mm256_maskstore_ps(dp.add(p), mask, v) }
+                }
+            }
+            c0 += 8;
+        }
+        for r in r0..r0 + live {
+            for c in cols8..cols {
+                dst[c * ldd + r] = src[r * lds + c] * scale;
+            }
+        }
+        r0 += 8;
+    }
+}
