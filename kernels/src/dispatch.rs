@@ -180,7 +180,7 @@ impl Kernels {
             scan: crate::scan::top2_scalar,
             ssru: crate::ssru::ssru_scalar,
             chain: scalar::chain_products,
-                transpose: crate::transpose::transpose_scalar,
+            transpose: crate::transpose::transpose_scalar,
             one_row: (
                 (scalar::carry_scores, scalar::one_row_values),
                 (scalar::zen_carry_scores, scalar::zen_row_values),

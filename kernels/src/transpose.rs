@@ -4,13 +4,15 @@
 //! [`transpose_scaled`] is the specification; every element is one rounded product, so any form
 //! that computes `x · scale` once per element gives the same bits.
 
-/// `dst[c·ldd + r] = src[r·lds + c] · scale` for every row `r < rows` and column `c < cols`;
-/// nothing else of `dst` is written.
+/// `dst[c·ldd + r] = src[r·lds + c] · scale` for every row `r < rows` and column `c < cols`, and
+/// `+0` for `rows ≤ r < ldd`: each of the `cols` rows of `dst` is written whole (so that a
+/// vector form stores whole registers where `ldd` leaves room for them).
 pub fn transpose_scaled(src: &[f32], lds: usize, rows: usize, cols: usize, scale: f32, dst: &mut [f32], ldd: usize) {
     check(src, lds, rows, cols, dst, ldd);
-    for r in 0..rows {
-        for (c, &x) in src[r * lds..r * lds + cols].iter().enumerate() {
-            dst[c * ldd + r] = x * scale;
+    for c in 0..cols {
+        let out = &mut dst[c * ldd..(c + 1) * ldd];
+        for (r, o) in out.iter_mut().enumerate() {
+            *o = if r < rows { src[r * lds + c] * scale } else { 0.0 };
         }
     }
 }
@@ -20,12 +22,15 @@ pub fn transpose_scaled(src: &[f32], lds: usize, rows: usize, cols: usize, scale
 /// # Panics
 /// If a slice is too short or a stride shorter than its row.
 pub fn check(src: &[f32], lds: usize, rows: usize, cols: usize, dst: &[f32], ldd: usize) {
-    if rows == 0 || cols == 0 {
+    if cols == 0 {
         return;
     }
-    assert!(lds >= cols && ldd >= rows, "transpose_scaled: strides {lds}, {ldd} for {rows}×{cols}");
-    assert!(src.len() >= (rows - 1) * lds + cols, "transpose_scaled: src holds {} of {rows}×{cols}", src.len());
-    assert!(dst.len() >= (cols - 1) * ldd + rows, "transpose_scaled: dst holds {} of {cols}×{rows}", dst.len());
+    assert!(ldd >= rows, "transpose_scaled: ldd {ldd} < rows {rows}");
+    assert!(dst.len() >= cols * ldd, "transpose_scaled: dst holds {} of {cols}×{ldd}", dst.len());
+    if rows > 0 {
+        assert!(lds >= cols, "transpose_scaled: lds {lds} < cols {cols}");
+        assert!(src.len() >= (rows - 1) * lds + cols, "transpose_scaled: src holds {} of {rows}×{cols}", src.len());
+    }
 }
 
 /// The specification as a table entry.
@@ -45,9 +50,10 @@ pub(crate) unsafe fn transpose_scalar(
 }
 
 /// [`transpose_scaled`] in blocks of 8 rows × 8 columns, each transposed in ymm registers (8
-/// loads, 24 shuffles, 8 multiplies, 8 stores where the scalar form makes 64 of each); a block
-/// short of rows takes zeros for the missing ones and stores only its rows, through a mask; the
-/// columns past the last multiple of 8 one by one.
+/// loads, 8 multiplies, 24 shuffles, 8 stores where the scalar form makes 64 of each); a block
+/// short of rows takes zeros for the missing ones and stores whole registers where `ldd` has
+/// room (a masked `vmaskmovps` store is slow on AMD), else through a mask; the columns past the
+/// last multiple of 8 and the padding past the blocks one by one.
 ///
 /// # Safety
 /// The CPU has AVX2; lengths as [`check`] checks them.
@@ -70,8 +76,10 @@ pub(crate) unsafe fn transpose_ymm(
     let mut r0 = 0;
     while r0 < rows {
         let live = (rows - r0).min(8);
-        // SAFETY: 8 − live ≤ 8, so eight ints are readable from there.
-        let mask = unsafe { _mm256_loadu_si256(ONES_THEN_ZEROS.as_ptr().add(8 - live).cast()) };
+        // The lanes stored: whole registers while `ldd` has room, the padding zeros included.
+        let room = (ldd - r0).min(8);
+        // SAFETY: 8 − room ≤ 8, so eight ints are readable from there.
+        let mask = unsafe { _mm256_loadu_si256(ONES_THEN_ZEROS.as_ptr().add(8 - room).cast()) };
         let mut c0 = 0;
         while c0 < cols8 {
             let row = |i: usize| {
@@ -79,7 +87,7 @@ pub(crate) unsafe fn transpose_ymm(
                     return _mm256_setzero_ps();
                 }
                 // SAFETY: row r0 + i < rows holds columns c0 .. c0 + 8 ≤ cols (checked lengths).
-                unsafe { _mm256_loadu_ps(sp.add((r0 + i) * lds + c0)) }
+                _mm256_mul_ps(unsafe { _mm256_loadu_ps(sp.add((r0 + i) * lds + c0)) }, s)
             };
             let (a0, a1, a2, a3) = (row(0), row(1), row(2), row(3));
             let (a4, a5, a6, a7) = (row(4), row(5), row(6), row(7));
@@ -103,11 +111,9 @@ pub(crate) unsafe fn transpose_ymm(
             ];
             for (c, v) in out.into_iter().enumerate() {
                 let p = (c0 + c) * ldd + r0;
-                let v = _mm256_mul_ps(v, s);
-                // SAFETY: column c0 + c < cols of dst holds rows r0 .. r0 + live ≤ rows (checked);
-                // a short block writes only its live rows.
+                // SAFETY: row c0 + c < cols of dst holds r0 .. r0 + room ≤ ldd (checked lengths).
                 unsafe {
-                    if live == 8 { _mm256_storeu_ps(dp.add(p), v) } else { _mm256_maskstore_ps(dp.add(p), mask, v) }
+                    if room == 8 { _mm256_storeu_ps(dp.add(p), v) } else { _mm256_maskstore_ps(dp.add(p), mask, v) }
                 }
             }
             c0 += 8;
@@ -118,5 +124,11 @@ pub(crate) unsafe fn transpose_ymm(
             }
         }
         r0 += 8;
+    }
+    // The padding the blocks did not store: past the last block, and beside the last columns.
+    let stored = rows.next_multiple_of(8).min(ldd);
+    for c in 0..cols {
+        let from = if c < cols8 { stored } else { rows };
+        dst[c * ldd + from..(c + 1) * ldd].fill(0.0);
     }
 }

@@ -316,9 +316,23 @@ pub fn attend_with(
     let zen = mkl == Mkl::Zen;
     let chains = if zen { zen_chains(m, n) } else { m > 1 && n >= 4 };
     let size = m * n;
+    // The transposed keys' rows padded to a multiple of 8: the transposition stores whole
+    // registers.
+    let ldkt = n.next_multiple_of(8);
+    // One query row over transposed keys: the keys past the carried ones are read from the
+    // transposed keys, which the decoder asked the caches for ([`prefetch_one_row`]), not from
+    // their rows, which it did not (a miss per key and head): copied into rows of `dk`.
+    let tail_from = keys_t.filter(|_| m == 1);
+    let need = heads * size
+        + if chains {
+            heads * dk * ldkt
+        } else if tail_from.is_some() {
+            n * dk
+        } else {
+            0
+        };
     // Every value is written before it is read (the carried sums, then the rest of each row;
     // the transposed keys whole), so the scratch only grows and is never filled.
-    let need = heads * size + if chains { heads * dk * n } else { 0 };
     if scratch.len() < need {
         scratch.resize(need, 0.0);
     }
@@ -327,7 +341,7 @@ pub fn attend_with(
         // The keys of all heads transposed at once (Zen: scaled, as MKL packs them), head `h`'s
         // from row `h·dk`: one vector then holds one dimension of many keys.
         let s = if zen { scale } else { 1.0 };
-        kern.transpose_scaled(&k.data[k.col..], k.stride, n, heads * dk, s, kt, n);
+        kern.transpose_scaled(&k.data[k.col..], k.stride, n, heads * dk, s, kt, ldkt);
     }
     // One query row over transposed keys: the carry sums (Zen: the 4-lane sums) of all keys
     // whose block of 4 is full, of all heads in one call, one vector lane per key
@@ -347,9 +361,21 @@ pub fn attend_with(
     };
     for (h, hs) in scores.chunks_exact_mut(size).enumerate() {
         let col = |x: View<'_>| x.col + h * dk;
-        let (q, k) = (View { col: col(q), ..q }, View { col: col(k), ..k });
-        let kt = if chains { &kt[h * dk * n..(h + 1) * dk * n] } else { &[][..] };
-        head_scores(kern, zen, chains, q, m, k, carried, n, dk, scale, hs, kt);
+        let q = View { col: col(q), ..q };
+        let k = match tail_from {
+            Some(ktv) => {
+                // Rows `carried..n` of this head's keys (the others are not read).
+                for j in carried..n {
+                    for (t, x) in kt[j * dk..(j + 1) * dk].iter_mut().enumerate() {
+                        *x = ktv.at(h * dk + t, j);
+                    }
+                }
+                View { data: &*kt, stride: dk, col: 0 }
+            }
+            None => View { col: col(k), ..k },
+        };
+        let kt = if chains { &kt[h * dk * ldkt..(h + 1) * dk * ldkt] } else { &[][..] };
+        head_scores(kern, zen, chains, q, m, k, carried, n, dk, scale, hs, kt, ldkt);
     }
     kern.marian_softmax_rows(scores, n);
     if m == 1 {
@@ -382,7 +408,7 @@ pub fn prefetch_one_row(kern: &Kernels, keys_t: View, v: View, n: usize, width: 
 
 /// The scores of one head, `scale · Q·Kᵀ` (`m` rows of `n`), before the softmax, but for the
 /// first `carried` of a single row (already there); `kt` holds the head's keys transposed
-/// (`dk` rows of `n`, Zen: scaled) where the products are plain chains.
+/// (`dk` rows of `ldkt`, Zen: scaled) where the products are plain chains.
 #[allow(clippy::too_many_arguments)]
 fn head_scores(
     kern: &Kernels,
@@ -397,12 +423,13 @@ fn head_scores(
     scale: f32,
     scores: &mut [f32],
     kt: &[f32],
+    ldkt: usize,
 ) {
     let f = |acc: &mut [f32], a: &[f32], b: &[f32]| kern.fma_vv(acc, a, b);
     if chains {
         // `chain(q_i, k_j)` for every query and key at once: fma over t from 0, starting at 0
         // (Zen: over keys already scaled).
-        kern.chain_products(&q.data[q.col..], q.stride, kt, n, m, n, dk, scores, n);
+        kern.chain_products(&q.data[q.col..], q.stride, kt, ldkt, m, n, dk, scores, n);
         if !zen {
             for s in scores.iter_mut() {
                 *s *= scale;

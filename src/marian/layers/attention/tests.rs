@@ -280,7 +280,7 @@ fn vector_forms_equal_the_specification_bit_for_bit() {
                     }
                     // A used scratch: nothing may read a value it did not write first.
                     scratch.clear();
-                    scratch.resize(heads * (m * n + dk * n), f32::NAN);
+                    scratch.resize(heads * (m * n + dk * n.next_multiple_of(8)), f32::NAN);
                     attend_with(&kern, mkl, heads, qv, m, kv, None, vv, n, dk, 0.17, &mut scratch, &mut got, ld, 2);
                     let what = format!("{} {mkl:?}: heads={heads} m={m} n={n} dk={dk}", kern.name());
                     assert_eq!(bits(&got), bits(&want), "{what}");
