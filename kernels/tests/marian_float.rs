@@ -2,7 +2,7 @@
 //! log-softmax reductions and attention's products in MKL's orders.
 
 use reseam_kernels::Kernels;
-use reseam_kernels::scalar::{self, MklOrder, RowScores};
+use reseam_kernels::scalar::{self, Chain, MklOrder, RowScores};
 
 mod common;
 use common::{Rng, fbits};
@@ -53,10 +53,11 @@ fn chain_products_equal_reference() {
                 let a: Vec<f32> = (0..m * lda).map(|_| r.f32_in(-2.0, 2.0)).collect();
                 let b: Vec<f32> = (0..k * ldb).map(|_| r.f32_in(-2.0, 2.0)).collect();
                 let mut want = vec![-7.25f32; m * ldc];
-                scalar::chain_products(&a, lda, &b, ldb, m, n, k, &mut want, ldc);
+                let p = Chain { a: &a, lda, b: &b, ldb, m, n, k, ldc };
+                scalar::chain_products(&p, &mut want);
                 for kern in Kernels::candidates() {
                     let mut got = vec![-7.25f32; m * ldc];
-                    kern.chain_products(&a, lda, &b, ldb, m, n, k, &mut got, ldc);
+                    kern.chain_products(&p, &mut got);
                     assert_eq!(fbits(&got), fbits(&want), "{} m {m} n {n} k {k}", kern.name());
                 }
             }

@@ -152,22 +152,10 @@ impl Kernels {
     /// `c = a · b`, each element one fused multiply-add chain from 0 in order over the inner
     /// index (see [`scalar::chain_products`]).
     #[inline]
-    #[allow(clippy::too_many_arguments)]
-    pub fn chain_products(
-        &self,
-        a: &[f32],
-        lda: usize,
-        b: &[f32],
-        ldb: usize,
-        m: usize,
-        n: usize,
-        k: usize,
-        c: &mut [f32],
-        ldc: usize,
-    ) {
-        scalar::check_chain_products(a, lda, b, ldb, m, n, k, c, ldc);
+    pub fn chain_products(&self, p: &scalar::Chain, c: &mut [f32]) {
+        p.check(c);
         // SAFETY: the table was built for an ISA this CPU runs, and the lengths are checked.
-        unsafe { (self.chain)(a, lda, b, ldb, m, n, k, c, ldc) }
+        unsafe { (self.chain)(p, c) }
     }
 
     /// `dst[c·ldd + r] = src[r·lds + c] · scale` for `rows × cols` (see

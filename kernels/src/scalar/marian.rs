@@ -7,19 +7,9 @@
 /// b[j], 0))` for `i < m`, `j < n`. This is MKL's order for attention's products over several
 /// query rows (see reseam's `layers/attention/`); the vector forms compute many elements side
 /// by side, each with this chain, so they give its bits.
-#[allow(clippy::too_many_arguments)]
-pub fn chain_products(
-    a: &[f32],
-    lda: usize,
-    b: &[f32],
-    ldb: usize,
-    m: usize,
-    n: usize,
-    k: usize,
-    c: &mut [f32],
-    ldc: usize,
-) {
-    check_chain_products(a, lda, b, ldb, m, n, k, c, ldc);
+pub fn chain_products(p: &Chain, c: &mut [f32]) {
+    p.check(c);
+    let Chain { a, lda, b, ldb, m, n, k, ldc } = *p;
     for i in 0..m {
         for j in 0..n {
             let mut acc = 0f32;
@@ -31,30 +21,36 @@ pub fn chain_products(
     }
 }
 
-/// The lengths [`chain_products`] needs (every form reads and writes only inside them).
-///
-/// # Panics
-/// If a slice is too short for its rows or a stride shorter than its row.
-#[allow(clippy::too_many_arguments)]
-pub fn check_chain_products(
-    a: &[f32],
-    lda: usize,
-    b: &[f32],
-    ldb: usize,
-    m: usize,
-    n: usize,
-    k: usize,
-    c: &[f32],
-    ldc: usize,
-) {
-    let need =
-        |rows: usize, stride: usize, len: usize| if rows == 0 || len == 0 { 0 } else { (rows - 1) * stride + len };
-    assert!(m == 0 || k == 0 || lda >= k, "chain_products: lda {lda} < k {k}");
-    assert!(k == 0 || n == 0 || ldb >= n, "chain_products: ldb {ldb} < n {n}");
-    assert!(m == 0 || n == 0 || ldc >= n, "chain_products: ldc {ldc} < n {n}");
-    assert!(a.len() >= need(m, lda, k), "chain_products: a holds {} of {m}×{k}", a.len());
-    assert!(b.len() >= need(k, ldb, n), "chain_products: b holds {} of {k}×{n}", b.len());
-    assert!(c.len() >= need(m, ldc, n), "chain_products: c holds {} of {m}×{n}", c.len());
+/// The operands of [`chain_products`]: `c` (`m × n`, rows `ldc` apart) `= a · b` with `a`
+/// `m × k` (rows `lda` apart) and `b` `k × n` (rows `ldb` apart).
+#[derive(Clone, Copy, Debug)]
+pub struct Chain<'a> {
+    pub a: &'a [f32],
+    pub lda: usize,
+    pub b: &'a [f32],
+    pub ldb: usize,
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub ldc: usize,
+}
+
+impl Chain<'_> {
+    /// Checks the lengths every form of [`chain_products`] reads and writes inside.
+    ///
+    /// # Panics
+    /// If a slice is too short for its rows or a stride shorter than its row.
+    pub fn check(&self, c: &[f32]) {
+        let Chain { a, lda, b, ldb, m, n, k, ldc } = *self;
+        let need =
+            |rows: usize, stride: usize, len: usize| if rows == 0 || len == 0 { 0 } else { (rows - 1) * stride + len };
+        assert!(m == 0 || k == 0 || lda >= k, "chain_products: lda {lda} < k {k}");
+        assert!(k == 0 || n == 0 || ldb >= n, "chain_products: ldb {ldb} < n {n}");
+        assert!(m == 0 || n == 0 || ldc >= n, "chain_products: ldc {ldc} < n {n}");
+        assert!(a.len() >= need(m, lda, k), "chain_products: a holds {} of {m}×{k}", a.len());
+        assert!(b.len() >= need(k, ldb, n), "chain_products: b holds {} of {k}×{n}", b.len());
+        assert!(c.len() >= need(m, ldc, n), "chain_products: c holds {} of {m}×{n}", c.len());
+    }
 }
 
 /// MKL's `Q·Kᵀ` for one query row over keys whose block of 4 is full (reseam's

@@ -5,7 +5,7 @@
 use std::arch::x86_64::*;
 
 use super::first_lanes;
-use crate::scalar::RowScores;
+use crate::scalar::{Chain, RowScores};
 
 /// [`crate::cephes::exp_ps`] on 8 lanes: `exp256_ps` of `avx_mathfun.h` instruction for
 /// instruction (multiplies and adds, never fused; `vroundps` for its floor).
@@ -101,20 +101,10 @@ pub(crate) unsafe fn max_and_exp_sum8(row: &[f32]) -> (f32, f32) {
 /// FMA units busy where one register of columns (four chains) waits on the FMA's latency.
 ///
 /// # Safety
-/// The CPU has AVX2 and FMA; lengths as [`crate::scalar::check_chain_products`] checks them.
+/// The CPU has AVX2 and FMA; lengths as [`crate::scalar::Chain::check`] checks them.
 #[target_feature(enable = "avx2,fma")]
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn chain_products(
-    a: &[f32],
-    lda: usize,
-    b: &[f32],
-    ldb: usize,
-    m: usize,
-    n: usize,
-    k: usize,
-    c: &mut [f32],
-    ldc: usize,
-) {
+pub(crate) unsafe fn chain_products(p: &Chain, c: &mut [f32]) {
+    let (m, n) = (p.m, p.n);
     let mut i = 0;
     while i < m {
         let r = (m - i).min(4);
@@ -125,14 +115,14 @@ pub(crate) unsafe fn chain_products(
             // operands; a tile of 2 registers only where more than 8 columns are left.
             unsafe {
                 match (r, wide) {
-                    (4, true) => chain_tile::<4, 2>(a, lda, b, ldb, n, k, c, ldc, i, j),
-                    (4, false) => chain_tile::<4, 1>(a, lda, b, ldb, n, k, c, ldc, i, j),
-                    (3, true) => chain_tile::<3, 2>(a, lda, b, ldb, n, k, c, ldc, i, j),
-                    (3, false) => chain_tile::<3, 1>(a, lda, b, ldb, n, k, c, ldc, i, j),
-                    (2, true) => chain_tile::<2, 2>(a, lda, b, ldb, n, k, c, ldc, i, j),
-                    (2, false) => chain_tile::<2, 1>(a, lda, b, ldb, n, k, c, ldc, i, j),
-                    (_, true) => chain_tile::<1, 2>(a, lda, b, ldb, n, k, c, ldc, i, j),
-                    (_, false) => chain_tile::<1, 1>(a, lda, b, ldb, n, k, c, ldc, i, j),
+                    (4, true) => chain_tile::<4, 2>(p, c, i, j),
+                    (4, false) => chain_tile::<4, 1>(p, c, i, j),
+                    (3, true) => chain_tile::<3, 2>(p, c, i, j),
+                    (3, false) => chain_tile::<3, 1>(p, c, i, j),
+                    (2, true) => chain_tile::<2, 2>(p, c, i, j),
+                    (2, false) => chain_tile::<2, 1>(p, c, i, j),
+                    (_, true) => chain_tile::<1, 2>(p, c, i, j),
+                    (_, false) => chain_tile::<1, 1>(p, c, i, j),
                 }
             }
             j += if wide { 2 * 8 } else { 8 };
@@ -148,19 +138,8 @@ pub(crate) unsafe fn chain_products(
 /// As [`chain_products`]; `i + R ≤ m` and `j + 8·(C − 1) < n`.
 #[target_feature(enable = "avx2,fma")]
 #[inline]
-#[allow(clippy::too_many_arguments)]
-unsafe fn chain_tile<const R: usize, const C: usize>(
-    a: &[f32],
-    lda: usize,
-    b: &[f32],
-    ldb: usize,
-    n: usize,
-    k: usize,
-    c: &mut [f32],
-    ldc: usize,
-    i: usize,
-    j: usize,
-) {
+unsafe fn chain_tile<const R: usize, const C: usize>(p: &Chain, c: &mut [f32], i: usize, j: usize) {
+    let Chain { a, lda, b, ldb, n, k, ldc, .. } = *p;
     let mask: [__m256i; C] = std::array::from_fn(|x| first_lanes((n - j - 8 * x).min(8)));
     let mut acc = [[_mm256_setzero_ps(); C]; R];
     for t in 0..k {

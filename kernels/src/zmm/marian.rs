@@ -5,7 +5,7 @@
 use std::arch::x86_64::*;
 
 use super::lanes;
-use crate::scalar::RowScores;
+use crate::scalar::{Chain, RowScores};
 
 /// [`crate::cephes::exp_ps`] on 16 lanes, as [`crate::ymm::cephes_exp8`] on 8 (the same
 /// instructions, twice as wide, so every lane gives the same bits).
@@ -85,20 +85,10 @@ pub(crate) unsafe fn max_and_exp_sum8(row: &[f32]) -> (f32, f32) {
 /// FMA units busy where one register of columns (four chains) waits on the FMA's latency.
 ///
 /// # Safety
-/// The CPU has AVX-512F; lengths as [`crate::scalar::check_chain_products`] checks them.
+/// The CPU has AVX-512F; lengths as [`crate::scalar::Chain::check`] checks them.
 #[target_feature(enable = "avx512f")]
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn chain_products(
-    a: &[f32],
-    lda: usize,
-    b: &[f32],
-    ldb: usize,
-    m: usize,
-    n: usize,
-    k: usize,
-    c: &mut [f32],
-    ldc: usize,
-) {
+pub(crate) unsafe fn chain_products(p: &Chain, c: &mut [f32]) {
+    let (m, n) = (p.m, p.n);
     let mut i = 0;
     while i < m {
         let r = (m - i).min(4);
@@ -109,14 +99,14 @@ pub(crate) unsafe fn chain_products(
             // operands; a tile of 2 registers only where more than 16 columns are left.
             unsafe {
                 match (r, wide) {
-                    (4, true) => chain_tile::<4, 2>(a, lda, b, ldb, n, k, c, ldc, i, j),
-                    (4, false) => chain_tile::<4, 1>(a, lda, b, ldb, n, k, c, ldc, i, j),
-                    (3, true) => chain_tile::<3, 2>(a, lda, b, ldb, n, k, c, ldc, i, j),
-                    (3, false) => chain_tile::<3, 1>(a, lda, b, ldb, n, k, c, ldc, i, j),
-                    (2, true) => chain_tile::<2, 2>(a, lda, b, ldb, n, k, c, ldc, i, j),
-                    (2, false) => chain_tile::<2, 1>(a, lda, b, ldb, n, k, c, ldc, i, j),
-                    (_, true) => chain_tile::<1, 2>(a, lda, b, ldb, n, k, c, ldc, i, j),
-                    (_, false) => chain_tile::<1, 1>(a, lda, b, ldb, n, k, c, ldc, i, j),
+                    (4, true) => chain_tile::<4, 2>(p, c, i, j),
+                    (4, false) => chain_tile::<4, 1>(p, c, i, j),
+                    (3, true) => chain_tile::<3, 2>(p, c, i, j),
+                    (3, false) => chain_tile::<3, 1>(p, c, i, j),
+                    (2, true) => chain_tile::<2, 2>(p, c, i, j),
+                    (2, false) => chain_tile::<2, 1>(p, c, i, j),
+                    (_, true) => chain_tile::<1, 2>(p, c, i, j),
+                    (_, false) => chain_tile::<1, 1>(p, c, i, j),
                 }
             }
             j += if wide { 2 * 16 } else { 16 };
@@ -132,19 +122,8 @@ pub(crate) unsafe fn chain_products(
 /// As [`chain_products`]; `i + R ≤ m` and `j + 16·(C − 1) < n`.
 #[target_feature(enable = "avx512f")]
 #[inline]
-#[allow(clippy::too_many_arguments)]
-unsafe fn chain_tile<const R: usize, const C: usize>(
-    a: &[f32],
-    lda: usize,
-    b: &[f32],
-    ldb: usize,
-    n: usize,
-    k: usize,
-    c: &mut [f32],
-    ldc: usize,
-    i: usize,
-    j: usize,
-) {
+unsafe fn chain_tile<const R: usize, const C: usize>(p: &Chain, c: &mut [f32], i: usize, j: usize) {
+    let Chain { a, lda, b, ldb, n, k, ldc, .. } = *p;
     let mask: [__mmask16; C] = std::array::from_fn(|x| lanes(j + 16 * x, n));
     let mut acc = [[_mm512_setzero_ps(); C]; R];
     for t in 0..k {

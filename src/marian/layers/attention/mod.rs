@@ -71,7 +71,7 @@
 //! result does not depend on which other sentences share the batch.
 
 use reseam_kernels::Kernels;
-use reseam_kernels::scalar::RowScores;
+use reseam_kernels::scalar::{Chain, RowScores};
 
 use super::softmax::softmax;
 
@@ -429,7 +429,10 @@ fn head_scores(
     if chains {
         // `chain(q_i, k_j)` for every query and key at once: fma over t from 0, starting at 0
         // (Zen: over keys already scaled).
-        kern.chain_products(&q.data[q.col..], q.stride, kt, ldkt, m, n, dk, scores, n);
+        kern.chain_products(
+            &Chain { a: &q.data[q.col..], lda: q.stride, b: kt, ldb: ldkt, m, n, k: dk, ldc: n },
+            scores,
+        );
         if !zen {
             for s in scores.iter_mut() {
                 *s *= scale;
@@ -469,7 +472,8 @@ fn head_values(
     } else {
         // A plain chain over the keys for every row and dimension at once.
         let out = &mut out[out_col..];
-        kern.chain_products(w, n, &v.data[v.col..], v.stride, m, dk, n, out, out_stride);
+        let p = Chain { a: w, lda: n, b: &v.data[v.col..], ldb: v.stride, m, n: dk, k: n, ldc: out_stride };
+        kern.chain_products(&p, out);
     }
 }
 
