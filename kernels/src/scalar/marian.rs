@@ -66,19 +66,22 @@ pub fn carry_scores(s: &RowScores, out: &mut [f32]) {
     s.each_head(out, carry_scores_head);
 }
 
+/// 16 lanes summed as MKL halves a register: `l + l+8`, then `+4`, `+2`, `+1`.
+#[inline]
+pub fn halve16(mut v: [f32; 16]) -> f32 {
+    let mut h = 8;
+    while h > 0 {
+        for i in 0..h {
+            v[i] += v[i + h];
+        }
+        h /= 2;
+    }
+    v[0]
+}
+
 /// [`carry_scores`] of one head.
 fn carry_scores_head(q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: &mut [f32]) {
     let k = q.len();
-    let halve = |mut v: [f32; 16]| {
-        let mut h = 8;
-        while h > 0 {
-            for i in 0..h {
-                v[i] += v[i + h];
-            }
-            h /= 2;
-        }
-        v[0]
-    };
     for (j, o) in out.iter_mut().enumerate().take(nb) {
         let b = |t: usize| kt[t * ldkt + j];
         let mut carry = q[0] * b(0);
@@ -93,7 +96,7 @@ fn carry_scores_head(q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: &mut [f
                 }
                 i += 16;
             }
-            carry = halve(lanes);
+            carry = halve16(lanes);
         }
         if i < k {
             let mut lanes = [0f32; 16];
@@ -101,7 +104,7 @@ fn carry_scores_head(q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: &mut [f
             for (l, lane) in lanes.iter_mut().enumerate().take(k - i) {
                 *lane = q[i + l].mul_add(b(i + l), *lane);
             }
-            carry = halve(lanes);
+            carry = halve16(lanes);
         }
         *o = carry;
     }

@@ -71,7 +71,7 @@
 //! result does not depend on which other sentences share the batch.
 
 use reseam_kernels::Kernels;
-use reseam_kernels::scalar::{Chain, RowScores};
+use reseam_kernels::scalar::{Chain, RowScores, halve16};
 
 use super::softmax::softmax;
 
@@ -103,18 +103,6 @@ impl View<'_> {
 #[inline]
 fn fma(a: f32, b: f32, c: f32) -> f32 {
     a.mul_add(b, c)
-}
-
-#[inline]
-fn halve16(mut v: [f32; 16]) -> f32 {
-    let mut h = 8;
-    while h > 0 {
-        for i in 0..h {
-            v[i] += v[i + h];
-        }
-        h /= 2;
-    }
-    v[0]
 }
 
 fn chain(a: &[f32], b: &[f32]) -> f32 {
