@@ -72,7 +72,7 @@ type AddNormFn = unsafe fn(&mut [f32], &[f32], &[f32], &[f32], &mut Vec<f32>);
 type ScanFn = unsafe fn(&[f32]) -> crate::scan::Top2;
 type SsruFn = unsafe fn(&mut [f32], &[f32], &[f32], &mut [f32]);
 type ChainFn = unsafe fn(&scalar::Chain, &mut [f32]);
-type TransposeFn = unsafe fn(&[f32], usize, usize, usize, f32, &mut [f32], usize);
+type TransposeFn = unsafe fn(&crate::transpose::Transpose, &mut [f32]);
 type OneRowFn = unsafe fn(&scalar::RowScores, &mut [f32]);
 type ValuesFn = unsafe fn(&[f32], usize, &[f32], usize, usize, &mut [f32]);
 

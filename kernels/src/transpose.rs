@@ -4,11 +4,24 @@
 //! [`transpose_scaled`] is the specification; every element is one rounded product, so any form
 //! that computes `x · scale` once per element gives the same bits.
 
+/// The operands of [`transpose_scaled`]: `rows × cols` of `src` (rows `lds` apart), each
+/// multiplied by `scale`, into `cols` rows of `dst` `ldd` apart.
+#[derive(Clone, Copy, Debug)]
+pub struct Transpose<'a> {
+    pub src: &'a [f32],
+    pub lds: usize,
+    pub rows: usize,
+    pub cols: usize,
+    pub scale: f32,
+    pub ldd: usize,
+}
+
 /// `dst[c·ldd + r] = src[r·lds + c] · scale` for every row `r < rows` and column `c < cols`, and
 /// `+0` for `rows ≤ r < ldd`: each of the `cols` rows of `dst` is written whole (so that a
 /// vector form stores whole registers where `ldd` leaves room for them).
-pub fn transpose_scaled(src: &[f32], lds: usize, rows: usize, cols: usize, scale: f32, dst: &mut [f32], ldd: usize) {
-    check(src, lds, rows, cols, dst, ldd);
+pub fn transpose_scaled(t: &Transpose, dst: &mut [f32]) {
+    t.check(dst);
+    let Transpose { src, lds, rows, cols, scale, ldd } = *t;
     for c in 0..cols {
         let out = &mut dst[c * ldd..(c + 1) * ldd];
         for (r, o) in out.iter_mut().enumerate() {
@@ -17,19 +30,22 @@ pub fn transpose_scaled(src: &[f32], lds: usize, rows: usize, cols: usize, scale
     }
 }
 
-/// The lengths [`transpose_scaled`] needs (every form reads and writes only inside them).
-///
-/// # Panics
-/// If a slice is too short or a stride shorter than its row.
-pub fn check(src: &[f32], lds: usize, rows: usize, cols: usize, dst: &[f32], ldd: usize) {
-    if cols == 0 {
-        return;
-    }
-    assert!(ldd >= rows, "transpose_scaled: ldd {ldd} < rows {rows}");
-    assert!(dst.len() >= cols * ldd, "transpose_scaled: dst holds {} of {cols}×{ldd}", dst.len());
-    if rows > 0 {
-        assert!(lds >= cols, "transpose_scaled: lds {lds} < cols {cols}");
-        assert!(src.len() >= (rows - 1) * lds + cols, "transpose_scaled: src holds {} of {rows}×{cols}", src.len());
+impl Transpose<'_> {
+    /// The lengths [`transpose_scaled`] needs (every form reads and writes only inside them).
+    ///
+    /// # Panics
+    /// If a slice is too short or a stride shorter than its row.
+    pub fn check(&self, dst: &[f32]) {
+        let Transpose { src, lds, rows, cols, ldd, .. } = *self;
+        if cols == 0 {
+            return;
+        }
+        assert!(ldd >= rows, "transpose_scaled: ldd {ldd} < rows {rows}");
+        assert!(dst.len() >= cols * ldd, "transpose_scaled: dst holds {} of {cols}×{ldd}", dst.len());
+        if rows > 0 {
+            assert!(lds >= cols, "transpose_scaled: lds {lds} < cols {cols}");
+            assert!(src.len() >= (rows - 1) * lds + cols, "transpose_scaled: src holds {} of {rows}×{cols}", src.len());
+        }
     }
 }
 
@@ -37,16 +53,8 @@ pub fn check(src: &[f32], lds: usize, rows: usize, cols: usize, dst: &[f32], ldd
 ///
 /// # Safety
 /// None beyond the checked lengths (it checks them).
-pub(crate) unsafe fn transpose_scalar(
-    src: &[f32],
-    lds: usize,
-    rows: usize,
-    cols: usize,
-    scale: f32,
-    dst: &mut [f32],
-    ldd: usize,
-) {
-    transpose_scaled(src, lds, rows, cols, scale, dst, ldd);
+pub(crate) unsafe fn transpose_scalar(t: &Transpose, dst: &mut [f32]) {
+    transpose_scaled(t, dst);
 }
 
 /// [`transpose_scaled`] in blocks of 8 rows × 8 columns, each transposed in ymm registers (8
@@ -56,19 +64,12 @@ pub(crate) unsafe fn transpose_scalar(
 /// last multiple of 8 and the padding past the blocks one by one.
 ///
 /// # Safety
-/// The CPU has AVX2; lengths as [`check`] checks them.
+/// The CPU has AVX2; lengths as [`Transpose::check`] checks them.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-pub(crate) unsafe fn transpose_ymm(
-    src: &[f32],
-    lds: usize,
-    rows: usize,
-    cols: usize,
-    scale: f32,
-    dst: &mut [f32],
-    ldd: usize,
-) {
+pub(crate) unsafe fn transpose_ymm(t: &Transpose, dst: &mut [f32]) {
     use std::arch::x86_64::*;
+    let Transpose { src, lds, rows, cols, scale, ldd } = *t;
     const ONES_THEN_ZEROS: [i32; 16] = [-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0];
     let s = _mm256_set1_ps(scale);
     let (sp, dp) = (src.as_ptr(), dst.as_mut_ptr());

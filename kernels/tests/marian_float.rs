@@ -3,6 +3,7 @@
 
 use reseam_kernels::Kernels;
 use reseam_kernels::scalar::{self, Chain, MklOrder, RowScores};
+use reseam_kernels::transpose::Transpose;
 
 mod common;
 use common::{Rng, fbits};
@@ -83,13 +84,14 @@ fn transpose_scaled_equals_reference() {
                     src[at] = x;
                 }
                 let mut want = vec![-7.25f32; cols * ldd + 5];
-                reseam_kernels::transpose::transpose_scaled(&src, lds, rows, cols, scale, &mut want, ldd);
+                let t = Transpose { src: &src, lds, rows, cols, scale, ldd };
+                reseam_kernels::transpose::transpose_scaled(&t, &mut want);
                 assert!(
                     want[..cols * ldd].iter().all(|&x| x != -7.25) && want[cols * ldd..].iter().all(|&x| x == -7.25)
                 );
                 for kern in Kernels::candidates() {
                     let mut got = vec![-7.25f32; cols * ldd + 5];
-                    kern.transpose_scaled(&src, lds, rows, cols, scale, &mut got, ldd);
+                    kern.transpose_scaled(&t, &mut got);
                     assert_eq!(fbits(&got), fbits(&want), "{} rows {rows} cols {cols} ldd {ldd}", kern.name());
                 }
             }

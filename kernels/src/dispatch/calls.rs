@@ -158,23 +158,13 @@ impl Kernels {
         unsafe { (self.chain)(p, c) }
     }
 
-    /// `dst[c·ldd + r] = src[r·lds + c] · scale` for `rows × cols` (see
+    /// `dst[c·ldd + r] = src[r·lds + c] · scale` for `t`'s `rows × cols` (see
     /// [`crate::transpose::transpose_scaled`]).
     #[inline]
-    #[allow(clippy::too_many_arguments)]
-    pub fn transpose_scaled(
-        &self,
-        src: &[f32],
-        lds: usize,
-        rows: usize,
-        cols: usize,
-        scale: f32,
-        dst: &mut [f32],
-        ldd: usize,
-    ) {
-        crate::transpose::check(src, lds, rows, cols, dst, ldd);
+    pub fn transpose_scaled(&self, t: &crate::transpose::Transpose, dst: &mut [f32]) {
+        t.check(dst);
         // SAFETY: the table was built for an ISA this CPU runs, and the lengths are checked.
-        unsafe { (self.transpose)(src, lds, rows, cols, scale, dst, ldd) }
+        unsafe { (self.transpose)(t, dst) }
     }
 
     /// One query row's attention scores over keys in full blocks of 4, every head at once, in

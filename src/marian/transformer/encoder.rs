@@ -10,6 +10,7 @@
 use std::ops::Range;
 
 use reseam_kernels::ShapeError;
+use reseam_kernels::transpose::Transpose;
 
 use super::{Marian, Runtime, Workspace, dump, dump_layer, ffn, fused, grow, linear};
 use crate::marian::layers::attention::{View, attend_with};
@@ -108,7 +109,8 @@ impl Marian {
                 let len = g.len();
                 let mut kt = vec![0f32; d * len];
                 // `x · 1.0` is `x`: the keys' bits as they are.
-                rt.kernels.transpose_scaled(rows, 2 * d, len, d, 1.0, &mut kt, len);
+                let t = Transpose { src: rows, lds: 2 * d, rows: len, cols: d, scale: 1.0, ldd: len };
+                rt.kernels.transpose_scaled(&t, &mut kt);
                 o.kv.push(rows.to_vec());
                 o.keys_t.push(kt);
             }

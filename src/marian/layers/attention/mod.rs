@@ -72,6 +72,7 @@
 
 use reseam_kernels::Kernels;
 use reseam_kernels::scalar::{Chain, RowScores, halve16};
+use reseam_kernels::transpose::Transpose;
 
 use super::softmax::softmax;
 
@@ -329,7 +330,8 @@ pub fn attend_with(
         // The keys of all heads transposed at once (Zen: scaled, as MKL packs them), head `h`'s
         // from row `h·dk`: one vector then holds one dimension of many keys.
         let s = if zen { scale } else { 1.0 };
-        kern.transpose_scaled(&k.data[k.col..], k.stride, n, heads * dk, s, kt, ldkt);
+        let t = Transpose { src: &k.data[k.col..], lds: k.stride, rows: n, cols: heads * dk, scale: s, ldd: ldkt };
+        kern.transpose_scaled(&t, kt);
     }
     // One query row over transposed keys: the carry sums (Zen: the 4-lane sums) of all keys
     // whose block of 4 is full, of all heads in one call, one vector lane per key
