@@ -7,8 +7,9 @@
 //!    queueing by request, see [`Lane::pop`]) and model after model in turn, into the parts with
 //!    the least work, at most MAX_BATCH live per model and compute thread and, while others
 //!    are decoding, a bounded number of source pieces, so that decoding sentences keep moving;
-//! 3. moves decoding slots between parts so that every part has about as much work this round:
-//!    a part that encodes a new sentence decodes fewer rows;
+//! 3. places the round's work on the parts ([`place`]) so that every part has about as much
+//!    work this round (a part that encodes a new sentence decodes fewer rows), each model's
+//!    work in one part where that balance allows (each part holding some reads its weights);
 //! 4. runs every part at once: each thread encodes the chunks it was given and runs one decoder
 //!    step over each model's slots in its part, without barriers inside;
 //! 5. hands the finished chunks to their requests (a pivoted sentence's second stage is queued
@@ -19,8 +20,8 @@
 //! ([`background`]), at most one chunk is encoded in a round, and while light requests come
 //! heavy slots step a few rows a round, in turns.
 //!
-//! So with enough work it is split by rows: each thread takes a contiguous share of all rows of
-//! all models' step. With too little (after balancing, at most one part has rows: a lone
+//! So with enough work it is split by rows: each thread takes its share of the rows of the
+//! models' steps. With too little (after balancing, at most one part has rows: a lone
 //! sentence) the step runs in latency mode instead: on the scheduler's compute thread, each
 //! large product split by columns over the compute threads (`marian::layers::linear::Products`),
 //! the others spinning for the step's length to take their halves at once.
@@ -43,6 +44,7 @@ use lane::Lane;
 
 mod background;
 mod lane;
+mod place;
 
 use background::{Background, Entering};
 
@@ -546,28 +548,39 @@ impl Scheduler {
         self.turn = if self.lanes.is_empty() { 0 } else { self.turn % self.lanes.len() };
     }
 
-    /// Moves decoding slots from the part with the most work this round to the one with the
-    /// least, while that narrows the gap (a slot is one row of work).
+    /// Places the round's work on the parts ([`place::plan`]): a model's sentences in one part
+    /// where the balance allows, since each part holding some reads all its weights.
     fn balance(&mut self) {
         if self.parts.len() < 2 {
             return;
         }
-        loop {
-            let by_cost = |p: &usize| self.parts[*p].cost();
-            let (Some(lo), Some(hi)) =
-                ((0..self.parts.len()).min_by_key(by_cost), (0..self.parts.len()).max_by_key(by_cost))
-            else {
-                return;
+        let mut shares: Vec<Vec<place::Share>> = self
+            .parts
+            .iter()
+            .map(|p| {
+                p.lanes
+                    .iter()
+                    .map(|l| place::Share {
+                        slots: l.slots.len(),
+                        encode: l.incoming.iter().map(|(u, ..)| u.src.len() * ENCODE_COST_PER_PIECE).sum(),
+                    })
+                    .collect()
+            })
+            .collect();
+        for m in place::plan(&mut shares, place::WEIGHTS_ROWS) {
+            let (from, to) = if m.from < m.to {
+                let (a, b) = self.parts.split_at_mut(m.to);
+                (&mut a[m.from].lanes[m.lane], &mut b[0].lanes[m.lane])
+            } else {
+                let (a, b) = self.parts.split_at_mut(m.from);
+                (&mut b[0].lanes[m.lane], &mut a[m.to].lanes[m.lane])
             };
-            if self.parts[hi].cost() <= self.parts[lo].cost() + 1 {
-                return;
-            }
-            let Some(l) = self.parts[hi].lanes.iter().position(|l| !l.slots.is_empty()) else { return };
-            let slot = self.parts[hi].lanes[l].slots.pop();
-            let meta = self.parts[hi].lanes[l].meta.pop();
-            if let (Some(slot), Some(meta)) = (slot, meta) {
-                self.parts[lo].lanes[l].slots.push(slot);
-                self.parts[lo].lanes[l].meta.push(meta);
+            let n = m.slots.unwrap_or(from.slots.len());
+            let at = from.slots.len() - n;
+            to.slots.extend(from.slots.drain(at..));
+            to.meta.extend(from.meta.drain(at..));
+            if m.slots.is_none() {
+                to.incoming.append(&mut from.incoming);
             }
         }
     }
