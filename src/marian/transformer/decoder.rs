@@ -7,7 +7,7 @@
 use reseam_kernels::ShapeError;
 
 use super::{EncoderOut, Marian, Runtime, ShortOutput, Workspace, dump, dump_layer, ffn, fused, grow, linear};
-use crate::marian::layers::attention::{View, attend_with, prefetch_one_row};
+use crate::marian::layers::attention::{Heads, Rows, View, attend, prefetch_one_row};
 use crate::marian::layers::norm::add_layer_norm;
 
 /// A sentence's decoder state: its encoder result and the SSRU cell of every layer.
@@ -130,23 +130,19 @@ impl Marian {
                 let enc = &st.state().enc;
                 let kv = &enc.kv[l];
                 // Every head of the query at once: their softmaxes run side by side.
-                attend_with(
-                    rt.kernels,
-                    rt.mkl,
+                let a = Heads {
                     heads,
-                    View { data: &q[r * d..(r + 1) * d], stride: d, col: 0 },
-                    1,
-                    View { data: kv, stride: 2 * d, col: 0 },
-                    Some(View { data: &enc.keys_t[l], stride: enc.len, col: 0 }),
-                    View { data: kv, stride: 2 * d, col: d },
-                    enc.len,
                     dk,
+                    q: View { data: &q[r * d..(r + 1) * d], stride: d, col: 0 },
+                    m: 1,
+                    k: View { data: kv, stride: 2 * d, col: 0 },
+                    keys_t: Some(View { data: &enc.keys_t[l], stride: enc.len, col: 0 }),
+                    v: View { data: kv, stride: 2 * d, col: d },
+                    n: enc.len,
                     scale,
-                    &mut ws.scores,
-                    &mut ctx[r * d..(r + 1) * d],
-                    d,
-                    0,
-                );
+                };
+                let out = Rows { data: &mut ctx[r * d..(r + 1) * d], stride: d, col: 0 };
+                attend(rt.kernels, rt.mkl, &a, &mut ws.scores, out);
                 if last {
                     // One query row: the first head's softmax weights are the first `len` scores.
                     let n = enc.len;

@@ -13,7 +13,7 @@ use reseam_kernels::ShapeError;
 use reseam_kernels::transpose::Transpose;
 
 use super::{Marian, Runtime, Workspace, dump, dump_layer, ffn, fused, grow, linear};
-use crate::marian::layers::attention::{View, attend_with};
+use crate::marian::layers::attention::{Heads, Rows, View, attend};
 use crate::marian::layers::norm::add_layer_norm;
 
 /// One sentence's encoder result, in the form the decoder reads it: for every decoder layer, the
@@ -61,23 +61,10 @@ impl Marian {
                 let base = &qkv[g.start * 3 * d..g.end * 3 * d];
                 let view = |col| View { data: base, stride: 3 * d, col };
                 // Every head of the sentence at once: their softmaxes run side by side.
-                attend_with(
-                    rt.kernels,
-                    rt.mkl,
-                    heads,
-                    view(0),
-                    len,
-                    view(d),
-                    None,
-                    view(2 * d),
-                    len,
-                    dk,
-                    scale,
-                    &mut ws.scores,
-                    &mut ctx[g.start * d..g.end * d],
-                    d,
-                    0,
-                );
+                let a =
+                    Heads { heads, dk, q: view(0), m: len, k: view(d), keys_t: None, v: view(2 * d), n: len, scale };
+                let out = Rows { data: &mut ctx[g.start * d..g.end * d], stride: d, col: 0 };
+                attend(rt.kernels, rt.mkl, &a, &mut ws.scores, out);
             }
             drop(attention);
             let o = grow(&mut ws.z, rows * d);

@@ -95,6 +95,11 @@ impl View<'_> {
         &self.data[s..s + len]
     }
 
+    /// The same rows from `by` columns further.
+    fn shifted(self, by: usize) -> Self {
+        View { col: self.col + by, ..self }
+    }
+
     #[inline]
     fn at(&self, r: usize, t: usize) -> f32 {
         self.data[r * self.stride + self.col + t]
@@ -250,55 +255,41 @@ fn wv_one_row(w: &[f32], v: impl Fn(usize) -> f32) -> f32 {
     c
 }
 
-/// Attention of `m` query rows over `n` keys in each of `heads` heads of size `dk`: head `h`
-/// reads its queries, keys and values at column `col + h·dk` of its view (its transposed keys
-/// from row `h·dk` of `keys_t`) and writes `m` rows of `dk` values at `out[row · out_stride +
-/// out_col + h·dk ..]`. `scratch` is working memory; afterwards its first `m · n` values are the
-/// first head's softmax weights.
+/// One attention call's operands: `m` query rows over `n` keys and values in each of `heads`
+/// heads of size `dk`, scores scaled by `scale`. Head `h` reads its queries, keys and values at
+/// column `col + h·dk` of its view, and its transposed keys (where the caller keeps them: the
+/// decoder's cross-attention) from row `h·dk` of `keys_t`.
+#[derive(Clone, Copy)]
+pub struct Heads<'a> {
+    pub heads: usize,
+    pub dk: usize,
+    pub q: View<'a>,
+    pub m: usize,
+    pub k: View<'a>,
+    pub keys_t: Option<View<'a>>,
+    pub v: View<'a>,
+    pub n: usize,
+    pub scale: f32,
+}
+
+/// Where attention writes: row `i` of head `h` at `data[i · stride + col + h·dk ..]` (`dk`
+/// values).
+pub struct Rows<'a> {
+    pub data: &'a mut [f32],
+    pub stride: usize,
+    pub col: usize,
+}
+
+/// Attention of `a`'s query rows in the orders of `mkl`, every head, into `out`. `scratch` is
+/// working memory; afterwards its first `m · n` values are the first head's softmax weights.
 ///
 /// Each output element gets the operations [`attend_reference`] gives it, in the same order;
 /// only the grouping into vector instructions differs: the encoder's plain chains run across
 /// keys (over a transposed copy of the keys), the value sums across the head's dimensions, the
 /// softmax of every row of every head side by side.
-#[allow(clippy::too_many_arguments)]
-pub fn attend(
-    kern: &Kernels,
-    heads: usize,
-    q: View,
-    m: usize,
-    k: View,
-    keys_t: Option<View>,
-    v: View,
-    n: usize,
-    dk: usize,
-    scale: f32,
-    scratch: &mut Vec<f32>,
-    out: &mut [f32],
-    out_stride: usize,
-    out_col: usize,
-) {
-    attend_with(kern, Mkl::current(), heads, q, m, k, keys_t, v, n, dk, scale, scratch, out, out_stride, out_col);
-}
-
-/// [`attend`] in the orders of `mkl`.
-#[allow(clippy::too_many_arguments)]
-pub fn attend_with(
-    kern: &Kernels,
-    mkl: Mkl,
-    heads: usize,
-    q: View,
-    m: usize,
-    k: View,
-    keys_t: Option<View>,
-    v: View,
-    n: usize,
-    dk: usize,
-    scale: f32,
-    scratch: &mut Vec<f32>,
-    out: &mut [f32],
-    out_stride: usize,
-    out_col: usize,
-) {
+pub fn attend(kern: &Kernels, mkl: Mkl, a: &Heads, scratch: &mut Vec<f32>, out: Rows) {
+    let Heads { heads, dk, q, m, k, keys_t, v, n, scale } = *a;
+    let Rows { data: out, stride: out_stride, col: out_col } = out;
     if m == 0 || n == 0 || heads == 0 {
         return;
     }
@@ -467,51 +458,43 @@ fn head_values(
     }
 }
 
-/// The specification of [`attend`]: every element computed on its own, in scalar code.
-#[allow(clippy::too_many_arguments)]
-pub fn attend_reference(
-    mkl: Mkl,
-    q: View,
-    m: usize,
-    k: View,
-    v: View,
-    n: usize,
-    dk: usize,
-    scale: f32,
-    scores: &mut Vec<f32>,
-    out: &mut [f32],
-    out_stride: usize,
-    out_col: usize,
-) {
-    scores.clear();
-    scores.resize(m * n, 0.0);
-    for i in 0..m {
-        let qi = q.row(i, dk);
-        let row = &mut scores[i * n..(i + 1) * n];
-        for (j, s) in row.iter_mut().enumerate() {
-            let kj = k.row(j, dk);
-            *s = match mkl {
-                Mkl::Intel => qk(m, n, i, j, qi, kj, &fma_lanes) * scale,
-                Mkl::Zen => qk_zen(m, n, j, qi, kj, scale),
-            };
+/// The specification of [`attend`]: every element computed on its own, in scalar code, head
+/// after head (`keys_t` is not read). `scores` is working memory.
+pub fn attend_reference(mkl: Mkl, a: &Heads, scores: &mut Vec<f32>, out: Rows) {
+    let Heads { heads, dk, m, n, scale, .. } = *a;
+    let Rows { data: out, stride, col } = out;
+    for h in 0..heads {
+        let (q, k, v) = (a.q.shifted(h * dk), a.k.shifted(h * dk), a.v.shifted(h * dk));
+        scores.clear();
+        scores.resize(m * n, 0.0);
+        for i in 0..m {
+            let qi = q.row(i, dk);
+            let row = &mut scores[i * n..(i + 1) * n];
+            for (j, s) in row.iter_mut().enumerate() {
+                let kj = k.row(j, dk);
+                *s = match mkl {
+                    Mkl::Intel => qk(m, n, i, j, qi, kj, &fma_lanes) * scale,
+                    Mkl::Zen => qk_zen(m, n, j, qi, kj, scale),
+                };
+            }
+            softmax(row);
         }
-        softmax(row);
-    }
-    for i in 0..m {
-        let w = &scores[i * n..(i + 1) * n];
-        let o = &mut out[i * out_stride + out_col..i * out_stride + out_col + dk];
-        for (t, o) in o.iter_mut().enumerate() {
-            *o = if mkl == Mkl::Zen && !zen_fused_values(m) {
-                wv_zen_unfused(w, |j| v.at(j, t))
-            } else if m == 1 {
-                wv_one_row(w, |j| v.at(j, t))
-            } else {
-                let mut acc = 0f32;
-                for (j, &wj) in w.iter().enumerate() {
-                    acc = fma(wj, v.at(j, t), acc);
-                }
-                acc
-            };
+        for i in 0..m {
+            let w = &scores[i * n..(i + 1) * n];
+            let at = i * stride + col + h * dk;
+            for (t, o) in out[at..at + dk].iter_mut().enumerate() {
+                *o = if mkl == Mkl::Zen && !zen_fused_values(m) {
+                    wv_zen_unfused(w, |j| v.at(j, t))
+                } else if m == 1 {
+                    wv_one_row(w, |j| v.at(j, t))
+                } else {
+                    let mut acc = 0f32;
+                    for (j, &wj) in w.iter().enumerate() {
+                        acc = fma(wj, v.at(j, t), acc);
+                    }
+                    acc
+                };
+            }
         }
     }
 }

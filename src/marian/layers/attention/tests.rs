@@ -228,11 +228,6 @@ fn mkl_names_parse() {
     assert_eq!(Mkl::Intel.forced(|| Mkl::Zen.forced(Mkl::current)), Mkl::Zen);
 }
 
-/// `x` from `by` columns further.
-fn shifted(x: View, by: usize) -> View {
-    View { col: x.col + by, ..x }
-}
-
 /// Every kernel table this CPU runs gives the specification's bits, in both order sets, on
 /// the shapes that take each path (one query row with and without a tail of keys, 2–3 keys,
 /// several rows over blocks and tails, plain chains) and head sizes with partial chunks; one
@@ -261,27 +256,12 @@ fn vector_forms_equal_the_specification_bit_for_bit() {
                     let ld = hd + 4;
                     let (mut want, mut got) = (vec![0f32; m * ld], vec![0f32; m * ld]);
                     let mut scratch = Vec::new();
-                    for h in 0..heads {
-                        let at = |x| shifted(x, h * dk);
-                        attend_reference(
-                            mkl,
-                            at(qv),
-                            m,
-                            at(kv),
-                            at(vv),
-                            n,
-                            dk,
-                            0.17,
-                            &mut scratch,
-                            &mut want,
-                            ld,
-                            2 + h * dk,
-                        );
-                    }
+                    let a = Heads { heads, dk, q: qv, m, k: kv, keys_t: None, v: vv, n, scale: 0.17 };
+                    attend_reference(mkl, &a, &mut scratch, Rows { data: &mut want, stride: ld, col: 2 });
                     // A used scratch: nothing may read a value it did not write first.
                     scratch.clear();
                     scratch.resize(heads * (m * n + dk * n.next_multiple_of(8)), f32::NAN);
-                    attend_with(&kern, mkl, heads, qv, m, kv, None, vv, n, dk, 0.17, &mut scratch, &mut got, ld, 2);
+                    attend(&kern, mkl, &a, &mut scratch, Rows { data: &mut got, stride: ld, col: 2 });
                     let what = format!("{} {mkl:?}: heads={heads} m={m} n={n} dk={dk}", kern.name());
                     assert_eq!(bits(&got), bits(&want), "{what}");
                     // The same over transposed keys (the decoder's cross-attention).
@@ -290,23 +270,8 @@ fn vector_forms_equal_the_specification_bit_for_bit() {
                     let ktv = View { data: &kt, stride: n, col: 0 };
                     got.fill(0.0);
                     scratch.fill(f32::NAN);
-                    attend_with(
-                        &kern,
-                        mkl,
-                        heads,
-                        qv,
-                        m,
-                        kv,
-                        Some(ktv),
-                        vv,
-                        n,
-                        dk,
-                        0.17,
-                        &mut scratch,
-                        &mut got,
-                        ld,
-                        2,
-                    );
+                    let a = Heads { keys_t: Some(ktv), ..a };
+                    attend(&kern, mkl, &a, &mut scratch, Rows { data: &mut got, stride: ld, col: 2 });
                     assert_eq!(bits(&got), bits(&want), "{what}, transposed keys");
                 }
             }
@@ -329,7 +294,8 @@ fn uniform_keys_average_values() {
         View { data: &v, stride: dk, col: 0 },
     );
     for mkl in [Mkl::Intel, Mkl::Zen] {
-        attend_with(&Kernels::reference(), mkl, 1, qv, 1, kv, None, vv, n, dk, 0.5, &mut scratch, &mut out, dk, 0);
+        let a = Heads { heads: 1, dk, q: qv, m: 1, k: kv, keys_t: None, v: vv, n, scale: 0.5 };
+        attend(&Kernels::reference(), mkl, &a, &mut scratch, Rows { data: &mut out, stride: dk, col: 0 });
         for &o in &out {
             assert!((o - 2.0).abs() < 1e-6, "{mkl:?}: {o}");
         }
