@@ -69,6 +69,10 @@ mod avx512_vnni;
 mod avx512bw;
 #[cfg(target_arch = "x86_64")]
 mod avx_vnni;
+#[cfg(target_arch = "x86_64")]
+mod lanes;
+#[cfg(target_arch = "x86_64")]
+mod marian_lanes;
 #[cfg(target_arch = "aarch64")]
 mod neon;
 #[cfg(target_arch = "x86_64")]

@@ -7,6 +7,7 @@
 use std::arch::x86_64::*;
 
 use crate::Scale;
+use crate::lanes::first_lanes;
 use crate::pack::{N_BLOCK, block_values};
 use crate::part::{Out, Part};
 
@@ -343,15 +344,6 @@ pub(crate) fn sum_tree(s: __m256) -> f32 {
     // [v0 + v1, v1 + v0, v2 + v3, v3 + v2]; addition is commutative to the bit.
     let w = _mm_add_ps(v, _mm_shuffle_ps::<0b10_11_00_01>(v, v));
     _mm_cvtss_f32(_mm_add_ss(w, _mm_movehl_ps(w, w)))
-}
-
-/// The `vmaskmovps` mask of the first `r <= 8` lanes.
-#[target_feature(enable = "avx2")]
-#[inline]
-fn first_lanes(r: usize) -> __m256i {
-    const ONES_THEN_ZEROS: [i32; 16] = [-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0];
-    // SAFETY: 8 − r ≤ 8, so eight ints are readable from there.
-    unsafe { _mm256_loadu_si256(ONES_THEN_ZEROS.as_ptr().add(8 - r).cast()) }
 }
 
 /// [`crate::scalar::softmax_scaled`] with ymm registers, in the three passes of

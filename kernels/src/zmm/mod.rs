@@ -10,6 +10,7 @@
 use std::arch::x86_64::*;
 
 use crate::Scale;
+use crate::lanes::lanes;
 use crate::pack::N_BLOCK;
 use crate::part::{Out, Part};
 
@@ -343,12 +344,6 @@ fn exp16(x: __m512) -> __m512 {
     let bits = _mm512_sub_epi32(_mm512_castps_si512(t), _mm512_set1_epi32(EXP_ROUND.to_bits() as i32));
     let two_n = _mm512_slli_epi32::<23>(_mm512_add_epi32(bits, _mm512_set1_epi32(127)));
     _mm512_mul_ps(p, _mm512_castsi512_ps(two_n))
-}
-
-/// The lanes of a 16-float block starting at `i` that lie before `len`.
-#[inline]
-fn lanes(i: usize, len: usize) -> __mmask16 {
-    if len - i >= 16 { 0xffff } else { (1u16 << (len - i)) - 1 }
 }
 
 /// [`crate::scalar::softmax_scaled`] with zmm registers, in three passes over the row (it is
