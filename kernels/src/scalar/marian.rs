@@ -1,6 +1,6 @@
 //! The specification of the float products in the orders of the BLAS Bergamot runs (MKL's
 //! Intel and Zen paths): attention's chained products, one-row scores and value sums. The
-//! vector forms in `ymm/marian.rs` and `zmm/marian.rs` give the same bits.
+//! vector forms in `marian_lanes.rs` (with ymm and zmm registers) give the same bits.
 
 /// A float matrix product in which every element is one fused multiply-add chain from 0 in order
 /// over the inner index: `c[i·ldc + j] = fma(a[i·lda + k−1], b[(k−1)·ldb + j], … fma(a[i·lda],
