@@ -27,7 +27,9 @@ pub(crate) trait Lanes: Copy {
     const ZEN_VALUE_REGS: usize;
     /// The register.
     type F: Copy;
-    /// A set of lanes of [`Self::F`].
+    /// A register of `N` 32-bit integers.
+    type I: Copy;
+    /// A set of lanes of [`Self::F`] (and of [`Self::I`]).
     type M: Copy;
 
     /// All lanes 0.
@@ -40,7 +42,19 @@ pub(crate) trait Lanes: Copy {
     fn mul(self, a: Self::F, b: Self::F) -> Self::F;
     /// `a · b + c` lane by lane, rounded once (`vfmadd231ps` into `c`).
     fn fmadd(self, a: Self::F, b: Self::F, c: Self::F) -> Self::F;
-    /// The lanes of a register of floats `from .. from + N` that lie before `to` (`from < to`).
+    /// `vminps`: lane by lane the smaller, `b` where either is NaN.
+    fn min(self, a: Self::F, b: Self::F) -> Self::F;
+    /// `vmaxps`: lane by lane the larger, `b` where either is NaN.
+    fn max(self, a: Self::F, b: Self::F) -> Self::F;
+    /// The lanes where `a > b` (none where either is NaN).
+    fn gt(self, a: Self::F, b: Self::F) -> Self::M;
+    /// `a` with the lanes of `m` from `b`.
+    fn blend(self, a: Self::F, b: Self::F, m: Self::M) -> Self::F;
+    /// All lanes `x`.
+    fn splat_i(self, x: i32) -> Self::I;
+    /// `a` with the lanes of `m` from `b`.
+    fn blend_i(self, a: Self::I, b: Self::I, m: Self::M) -> Self::I;
+    /// The lanes of a register of floats `from .. from + N` that lie before `to` (`from ≤ to`).
     fn mask(self, from: usize, to: usize) -> Self::M;
     /// `N` floats from `p`.
     ///
@@ -52,6 +66,11 @@ pub(crate) trait Lanes: Copy {
     /// # Safety
     /// `N` floats are writable at `p`.
     unsafe fn store(self, p: *mut f32, v: Self::F);
+    /// `v` to the `N` integers at `p`.
+    ///
+    /// # Safety
+    /// `N` integers are writable at `p`.
+    unsafe fn store_i(self, p: *mut u32, v: Self::I);
     /// The lanes of `m` from `p`, the others 0 (their memory is not touched).
     ///
     /// # Safety
@@ -86,6 +105,7 @@ impl Lanes for Ymm {
     const ZEN_UNITS: usize = 2;
     const ZEN_VALUE_REGS: usize = 8;
     type F = __m256;
+    type I = __m256i;
     type M = __m256i;
 
     #[inline(always)]
@@ -114,6 +134,36 @@ impl Lanes for Ymm {
         unsafe { _mm256_fmadd_ps(a, b, c) }
     }
     #[inline(always)]
+    fn min(self, a: __m256, b: __m256) -> __m256 {
+        // SAFETY: as in `zero`.
+        unsafe { _mm256_min_ps(a, b) }
+    }
+    #[inline(always)]
+    fn max(self, a: __m256, b: __m256) -> __m256 {
+        // SAFETY: as in `zero`.
+        unsafe { _mm256_max_ps(a, b) }
+    }
+    #[inline(always)]
+    fn gt(self, a: __m256, b: __m256) -> __m256i {
+        // SAFETY: as in `zero`.
+        unsafe { _mm256_castps_si256(_mm256_cmp_ps::<_CMP_GT_OQ>(a, b)) }
+    }
+    #[inline(always)]
+    fn blend(self, a: __m256, b: __m256, m: __m256i) -> __m256 {
+        // SAFETY: as in `zero`.
+        unsafe { _mm256_blendv_ps(a, b, _mm256_castsi256_ps(m)) }
+    }
+    #[inline(always)]
+    fn splat_i(self, x: i32) -> __m256i {
+        // SAFETY: as in `zero`.
+        unsafe { _mm256_set1_epi32(x) }
+    }
+    #[inline(always)]
+    fn blend_i(self, a: __m256i, b: __m256i, m: __m256i) -> __m256i {
+        // SAFETY: as in `zero`.
+        unsafe { _mm256_blendv_epi8(a, b, m) }
+    }
+    #[inline(always)]
     fn mask(self, from: usize, to: usize) -> __m256i {
         // SAFETY: as in `zero`.
         unsafe { first_lanes((to - from).min(8)) }
@@ -127,6 +177,11 @@ impl Lanes for Ymm {
     unsafe fn store(self, p: *mut f32, v: __m256) {
         // SAFETY: the CPU as in `zero`; the caller makes 8 floats writable.
         unsafe { _mm256_storeu_ps(p, v) }
+    }
+    #[inline(always)]
+    unsafe fn store_i(self, p: *mut u32, v: __m256i) {
+        // SAFETY: the CPU as in `zero`; the caller makes 8 integers writable.
+        unsafe { _mm256_storeu_si256(p.cast(), v) }
     }
     #[inline(always)]
     unsafe fn load_masked(self, p: *const f32, m: __m256i) -> __m256 {
@@ -162,6 +217,7 @@ impl Lanes for Zmm {
     const ZEN_UNITS: usize = 4;
     const ZEN_VALUE_REGS: usize = 4;
     type F = __m512;
+    type I = __m512i;
     type M = __mmask16;
 
     #[inline(always)]
@@ -190,6 +246,36 @@ impl Lanes for Zmm {
         unsafe { _mm512_fmadd_ps(a, b, c) }
     }
     #[inline(always)]
+    fn min(self, a: __m512, b: __m512) -> __m512 {
+        // SAFETY: as in `zero`.
+        unsafe { _mm512_min_ps(a, b) }
+    }
+    #[inline(always)]
+    fn max(self, a: __m512, b: __m512) -> __m512 {
+        // SAFETY: as in `zero`.
+        unsafe { _mm512_max_ps(a, b) }
+    }
+    #[inline(always)]
+    fn gt(self, a: __m512, b: __m512) -> __mmask16 {
+        // SAFETY: as in `zero`.
+        unsafe { _mm512_cmp_ps_mask::<_CMP_GT_OQ>(a, b) }
+    }
+    #[inline(always)]
+    fn blend(self, a: __m512, b: __m512, m: __mmask16) -> __m512 {
+        // SAFETY: as in `zero`.
+        unsafe { _mm512_mask_mov_ps(a, m, b) }
+    }
+    #[inline(always)]
+    fn splat_i(self, x: i32) -> __m512i {
+        // SAFETY: as in `zero`.
+        unsafe { _mm512_set1_epi32(x) }
+    }
+    #[inline(always)]
+    fn blend_i(self, a: __m512i, b: __m512i, m: __mmask16) -> __m512i {
+        // SAFETY: as in `zero`.
+        unsafe { _mm512_mask_mov_epi32(a, m, b) }
+    }
+    #[inline(always)]
     fn mask(self, from: usize, to: usize) -> __mmask16 {
         lanes(from, to)
     }
@@ -202,6 +288,11 @@ impl Lanes for Zmm {
     unsafe fn store(self, p: *mut f32, v: __m512) {
         // SAFETY: the CPU as in `zero`; the caller makes 16 floats writable.
         unsafe { _mm512_storeu_ps(p, v) }
+    }
+    #[inline(always)]
+    unsafe fn store_i(self, p: *mut u32, v: __m512i) {
+        // SAFETY: the CPU as in `zero`; the caller makes 16 integers writable.
+        unsafe { _mm512_storeu_si512(p.cast(), v) }
     }
     #[inline(always)]
     unsafe fn load_masked(self, p: *const f32, m: __mmask16) -> __m512 {

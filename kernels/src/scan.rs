@@ -48,27 +48,28 @@ pub(crate) unsafe fn top2_scalar(xs: &[f32]) -> Top2 {
     top2(xs)
 }
 
-/// Combines per-lane states (maximum, runner-up, block of the maximum's first occurrence) of
-/// `L` lanes, lane `l` of block `b` being column `b·L + l`. No lane's maximum is NaN (a lane
-/// takes a value only when it is above its maximum), so some lane holds the largest.
+/// Combines per-lane states (maximum, runner-up, turn of the maximum's first occurrence) of
+/// `m.len()` lanes, lane `l` of turn `t` being column `t·m.len() + l`. No lane's maximum is NaN
+/// (a lane takes a value only when it is above its maximum), so some lane holds the largest.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn combine<const L: usize>(finite: bool, m: [f32; L], r: [f32; L], block: [u32; L]) -> Top2 {
+fn combine(finite: bool, m: &[f32], r: &[f32], block: &[u32]) -> Top2 {
+    let lanes = m.len();
     let mut max = f32::NEG_INFINITY;
-    for &v in &m {
+    for &v in m {
         if v > max {
             max = v;
         }
     }
     let (mut lane, mut at) = (0, usize::MAX);
-    for l in 0..L {
-        let col = block[l] as usize * L + l;
+    for l in 0..lanes {
+        let col = block[l] as usize * lanes + l;
         if m[l] == max && col < at {
             (lane, at) = (l, col);
         }
     }
     let mut second = f32::NEG_INFINITY;
-    for l in 0..L {
+    for l in 0..lanes {
         if r[l] > second {
             second = r[l];
         }
@@ -79,118 +80,115 @@ fn combine<const L: usize>(finite: bool, m: [f32; L], r: [f32; L], block: [u32; 
     Top2 { finite, max: m[lane], at, second }
 }
 
-/// [`top2`] in ymm registers: four sets of 8 lanes, set `s` taking block `4i + s` (of 8 values)
-/// in turn `i`, as [`top2_zmm`] does with 16; lane `l` of set `s` is lane `8s + l` of 32. (The
-/// same loop left to the compiler over plain arrays took 4x the time: 4.5% of translate.)
+/// [`top2`] in ymm registers ([`top2_lanes`] with 8 lanes).
 ///
 /// # Safety
 /// The CPU has AVX2 and FMA; the row has fewer than 2³⁵ values.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 pub(crate) unsafe fn top2_ymm(xs: &[f32]) -> Top2 {
-    use std::arch::x86_64::*;
-    let ninf = _mm256_set1_ps(f32::NEG_INFINITY);
-    let zero = _mm256_setzero_ps();
-    let (mut m, mut r, mut z) = ([ninf; 4], [ninf; 4], [zero; 4]);
-    let mut turn = [_mm256_setzero_si256(); 4];
-    let full = xs.len() / 8;
-    let rest = xs.len() % 8;
-    let p = xs.as_ptr();
-    let turns = (full + usize::from(rest > 0)).div_ceil(4);
-    let lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    for i in 0..turns {
-        let it = _mm256_set1_epi32(i as i32);
-        for s in 0..4 {
-            let b = 4 * i + s;
-            let (x, probed) = if b < full {
-                // SAFETY: block `b` is 8 values of `xs`.
-                let x = unsafe { _mm256_loadu_ps(p.add(b * 8)) };
-                (x, x)
-            } else {
-                let n = if b == full { rest } else { 0 };
-                let k = _mm256_cmpgt_epi32(_mm256_set1_epi32(n as i32), lane);
-                // SAFETY: the masked load reads only the `rest` values of the last block (none
-                // past it); the other lanes read as 0, which the probe adds harmlessly, and
-                // compare as −∞, which changes no lane.
-                let x = unsafe { _mm256_maskload_ps(p.wrapping_add(b * 8), k) };
-                (_mm256_blendv_ps(ninf, x, _mm256_castsi256_ps(k)), x)
-            };
-            z[s] = _mm256_fmadd_ps(probed, zero, z[s]);
-            // `min(x, m)` then `max(·, r)`: the runner-up after `x`, whichever of the two it beats.
-            r[s] = _mm256_max_ps(_mm256_min_ps(x, m[s]), r[s]);
-            let gt = _mm256_cmp_ps::<_CMP_GT_OQ>(x, m[s]);
-            m[s] = _mm256_blendv_ps(m[s], x, gt);
-            turn[s] = _mm256_blendv_epi8(turn[s], it, _mm256_castps_si256(gt));
-        }
-    }
-    let probe = _mm256_add_ps(_mm256_add_ps(z[0], z[1]), _mm256_add_ps(z[2], z[3]));
-    let (mut ml, mut rl, mut tl, mut zl) = ([0f32; 32], [0f32; 32], [0u32; 32], [0f32; 8]);
-    // SAFETY: each array holds 32 four-byte values, 8 from `8s`; `zl` holds 8.
-    unsafe {
-        _mm256_storeu_ps(zl.as_mut_ptr(), probe);
-        for s in 0..4 {
-            _mm256_storeu_ps(ml.as_mut_ptr().add(8 * s), m[s]);
-            _mm256_storeu_ps(rl.as_mut_ptr().add(8 * s), r[s]);
-            _mm256_storeu_si256(tl.as_mut_ptr().add(8 * s).cast(), turn[s]);
-        }
-    }
-    let finite = zl.iter().fold(0f32, |s, &v| s + v) == 0.0;
-    combine(finite, ml, rl, tl)
+    // SAFETY: the CPU has AVX2 and FMA, and they are enabled here, where the body inlines.
+    unsafe { top2_lanes(crate::lanes::Ymm::new(), xs) }
 }
 
-/// [`top2`] in zmm registers: four sets of 16 lanes, set `s` taking block `4i + s` in turn `i`,
-/// so that four chains of compares (and of the probe's additions) are in flight; lane `l` of set
-/// `s` is lane `16s + l` of 64. Per block: one compare, one masked move of the turn, a min and
-/// a max for the runner-up, a fused multiply-add for the probe.
+/// [`top2`] in zmm registers ([`top2_lanes`] with 16 lanes).
 ///
 /// # Safety
-/// The CPU has AVX-512F; the row has fewer than 2³⁶ values.
+/// The CPU has AVX-512F; the row has fewer than 2³⁵ values.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx2,fma")]
 pub(crate) unsafe fn top2_zmm(xs: &[f32]) -> Top2 {
-    use std::arch::x86_64::*;
-    let ninf = _mm512_set1_ps(f32::NEG_INFINITY);
-    let zero = _mm512_setzero_ps();
-    let (mut m, mut r, mut z) = ([ninf; 4], [ninf; 4], [zero; 4]);
-    let mut turn = [_mm512_setzero_si512(); 4];
-    let full = xs.len() / 16;
-    let rest = xs.len() % 16;
+    // SAFETY: the CPU has AVX-512F, and it is enabled here, where the body inlines.
+    unsafe { top2_lanes(crate::lanes::Zmm::new(), xs) }
+}
+
+/// [`top2`] in registers of `N` lanes: four sets of `N` lanes, set `s` taking block `4i + s` (of
+/// `N` values) in turn `i`, so that four chains of compares (and of the probe's additions) are in
+/// flight; lane `l` of set `s` is lane `N·s + l` of `4N`. Per block ([`take`]): one compare, one
+/// blend of the turn, a min and a max for the runner-up, a fused multiply-add for the probe.
+/// The turns of four whole blocks run without a branch; the last turn, if any is left, loads its
+/// partial block through a mask. (The same loop left to the compiler over plain arrays took 4x
+/// the time: 4.5% of translate.)
+///
+/// # Safety
+/// The row has fewer than 2³⁵ values (the turns count in 32 bits).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn top2_lanes<L: crate::lanes::Lanes>(l: L, xs: &[f32]) -> Top2 {
+    const { assert!(L::N <= 16, "the lanes' states are kept in arrays of 64") };
+    let ninf = l.splat(f32::NEG_INFINITY);
+    let mut st = Lanes4 { m: [ninf; 4], r: [ninf; 4], z: [l.zero(); 4], turn: [l.splat_i(0); 4] };
+    let full = xs.len() / L::N;
+    let rest = xs.len() % L::N;
     let p = xs.as_ptr();
-    let turns = (full + usize::from(rest > 0)).div_ceil(4);
-    for i in 0..turns {
+    let whole = full / 4;
+    for i in 0..whole {
+        let it = l.splat_i(i as i32);
         for s in 0..4 {
-            let b = 4 * i + s;
-            let k: __mmask16 = if b < full {
-                0xFFFF
-            } else if b == full {
-                ((1u32 << rest) - 1) as u16
+            // SAFETY: block `4i + s < full` is N values of `xs`.
+            let x = unsafe { l.load(p.add((4 * i + s) * L::N)) };
+            st.take(l, s, x, x, it);
+        }
+    }
+    if 4 * whole < full + usize::from(rest > 0) {
+        let it = l.splat_i(whole as i32);
+        for s in 0..4 {
+            let b = 4 * whole + s;
+            if b < full {
+                // SAFETY: block `b` is N values of `xs`.
+                let x = unsafe { l.load(p.add(b * L::N)) };
+                st.take(l, s, x, x, it);
             } else {
-                0
-            };
-            // SAFETY: the masked load reads only values of `xs` (all 16 of block `b`, the `rest`
-            // of the last one, or none past it); the others are −∞, which change no lane and
-            // are left out of the probe.
-            let x = unsafe { _mm512_mask_loadu_ps(ninf, k, p.wrapping_add(b * 16)) };
-            z[s] = _mm512_mask3_fmadd_ps(x, zero, z[s], k);
-            // `min(x, m)` then `max(·, r)`: the runner-up after `x`, whichever of the two it beats.
-            r[s] = _mm512_max_ps(_mm512_min_ps(x, m[s]), r[s]);
-            let gt = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(x, m[s]);
-            m[s] = _mm512_mask_mov_ps(m[s], gt, x);
-            turn[s] = _mm512_mask_set1_epi32(turn[s], gt, i as i32);
+                let k = l.mask(0, if b == full { rest } else { 0 });
+                // SAFETY: the masked load reads only the `rest` values of the last block (none
+                // past it); the other lanes read as 0, which the probe adds harmlessly, and
+                // compare as −∞, which changes no lane.
+                let x = unsafe { l.load_masked(p.wrapping_add(b * L::N), k) };
+                st.take(l, s, l.blend(ninf, x, k), x, it);
+            }
         }
     }
-    let probe = _mm512_add_ps(_mm512_add_ps(z[0], z[1]), _mm512_add_ps(z[2], z[3]));
-    let finite = _mm512_reduce_add_ps(probe) == 0.0;
-    let (mut ml, mut rl, mut tl) = ([0f32; 64], [0f32; 64], [0u32; 64]);
-    for s in 0..4 {
-        // SAFETY: each array holds 64 four-byte values, 16 from `16s`.
-        unsafe {
-            _mm512_storeu_ps(ml.as_mut_ptr().add(16 * s), m[s]);
-            _mm512_storeu_ps(rl.as_mut_ptr().add(16 * s), r[s]);
-            _mm512_storeu_si512(tl.as_mut_ptr().add(16 * s).cast(), turn[s]);
+    let Lanes4 { m, r, z, turn } = st;
+    let probe = l.add(l.add(z[0], z[1]), l.add(z[2], z[3]));
+    let (mut ml, mut rl, mut tl, mut zl) = ([0f32; 64], [0f32; 64], [0u32; 64], [0f32; 16]);
+    // SAFETY: each array holds 64 ≥ 4N four-byte values, N from `N·s`; `zl` holds 16 ≥ N.
+    unsafe {
+        l.store(zl.as_mut_ptr(), probe);
+        for s in 0..4 {
+            l.store(ml.as_mut_ptr().add(L::N * s), m[s]);
+            l.store(rl.as_mut_ptr().add(L::N * s), r[s]);
+            l.store_i(tl.as_mut_ptr().add(L::N * s), turn[s]);
         }
     }
-    combine(finite, ml, rl, tl)
+    // A sum of zeros is 0 in any order, and NaN once any lane is.
+    let finite = zl[..L::N].iter().fold(0f32, |s, &v| s + v) == 0.0;
+    let w = 4 * L::N;
+    combine(finite, &ml[..w], &rl[..w], &tl[..w])
+}
+
+/// The four sets of lanes of [`top2_lanes`]: maxima, runners-up, the probe (every value times 0,
+/// which stays 0 only while all are finite) and the turn of each maximum.
+#[cfg(target_arch = "x86_64")]
+struct Lanes4<L: crate::lanes::Lanes> {
+    m: [L::F; 4],
+    r: [L::F; 4],
+    z: [L::F; 4],
+    turn: [L::I; 4],
+}
+
+#[cfg(target_arch = "x86_64")]
+impl<L: crate::lanes::Lanes> Lanes4<L> {
+    /// Set `s` takes `x` (−∞ in lanes past the row) in turn `it`, `probed` (0 there) into the
+    /// probe.
+    #[inline(always)]
+    fn take(&mut self, l: L, s: usize, x: L::F, probed: L::F, it: L::I) {
+        self.z[s] = l.fmadd(probed, l.zero(), self.z[s]);
+        // `min(x, m)` then `max(·, r)`: the runner-up after `x`, whichever of the two it beats.
+        self.r[s] = l.max(l.min(x, self.m[s]), self.r[s]);
+        let gt = l.gt(x, self.m[s]);
+        self.m[s] = l.blend(self.m[s], x, gt);
+        self.turn[s] = l.blend_i(self.turn[s], it, gt);
+    }
 }
 
 #[cfg(test)]
