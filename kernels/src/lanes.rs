@@ -1,7 +1,7 @@
 //! One lane type per register width, so that a float kernel is written once for ymm and zmm
-//! registers ([`crate::marian_lanes`]): [`Ymm`] (AVX2 and FMA, 8 floats) and [`Zmm`] (AVX-512F,
-//! 16 floats), each with the few operations the bodies use and the tuning that was measured
-//! for its width.
+//! registers ([`crate::marian_lanes`], the scan of `scan::top2_lanes`): [`Ymm`] (AVX2 and FMA,
+//! 8 floats) and [`Zmm`] (AVX-512F, 16 floats), each with the few operations the bodies use and
+//! the tuning that was measured for its width.
 //!
 //! Every method is `#[inline(always)]` without target features of its own (inline(always) and
 //! `#[target_feature]` do not go together): the generic bodies are `#[inline(always)]` too, and
