@@ -16,13 +16,13 @@ use std::arch::x86_64::*;
 pub(crate) trait Lanes: Copy {
     /// Floats per register.
     const N: usize;
-    /// Registers side by side in one block of [`crate::marian_lanes::one_row_values`] over
+    /// Registers side by side in one block of [`crate::marian_lanes::row_values`] over
     /// all heads (4 or 8).
     const ROW_VALUES_REGS: usize;
     /// Units of [`crate::marian_lanes::zen_carry_scores`] side by side (2 or 4), four
     /// registers each.
     const ZEN_UNITS: usize;
-    /// Registers of one head's dimensions at once in [`crate::marian_lanes::zen_row_values`]
+    /// Registers of one head's dimensions at once in [`crate::marian_lanes::row_values`]
     /// when a head's size is not a multiple of `N` (4 or 8).
     const ZEN_VALUE_REGS: usize;
     /// The register.

@@ -133,16 +133,16 @@ pub(crate) unsafe fn carry_scores_head<L: Lanes>(l: L, q: &[f32], kt: &[f32], ld
     }
 }
 
-/// [`crate::scalar::one_row_values`]. When a head's size is a multiple of `N`, every register
-/// lies in one head, so the dimensions of all heads run as one row, [`Lanes::ROW_VALUES_REGS`]
-/// registers side by side ([`all_heads`]), each with its head's weights: one call for all
-/// heads, and more independent chains in flight than one head of 32 has. Otherwise one head at
-/// a time.
+/// [`crate::scalar::one_row_values`] (`ZEN` false) or [`crate::scalar::zen_row_values`] (`ZEN`
+/// true). When a head's size is a multiple of `N`, every register lies in one head, so the
+/// dimensions of all heads run as one row, registers side by side ([`all_heads`]:
+/// [`Lanes::ROW_VALUES_REGS`], Zen 8), each with its head's weights: one call for all heads, and
+/// more independent chains in flight than one head of 32 has. Otherwise one head at a time.
 ///
 /// # Safety
 /// Lengths as [`crate::scalar::check_one_row_values`] checks them.
 #[inline(always)]
-pub(crate) unsafe fn one_row_values<L: Lanes>(
+pub(crate) unsafe fn row_values<L: Lanes, const ZEN: bool>(
     l: L,
     w: &[f32],
     heads: usize,
@@ -154,17 +154,26 @@ pub(crate) unsafe fn one_row_values<L: Lanes>(
     let n = w.len() / heads;
     if !dk.is_multiple_of(L::N) {
         for h in 0..heads {
+            let (w, out) = (&w[h * n..(h + 1) * n], &mut out[h * dk..]);
             // SAFETY: head h's values are columns `h·dk ..` of the checked rows, its output
             // `out[h·dk ..][..dk]`.
-            unsafe { one_head_values(l, &w[h * n..(h + 1) * n], v, h * dk, ldv, dk, &mut out[h * dk..]) };
+            unsafe {
+                match (ZEN, L::ZEN_VALUE_REGS) {
+                    (false, _) => one_head_values(l, w, v, h * dk, ldv, dk, out),
+                    (true, 4) => zen_head_values::<L, 4>(l, w, v, h * dk, ldv, dk, out),
+                    (true, 8) => zen_head_values::<L, 8>(l, w, v, h * dk, ldv, dk, out),
+                    _ => unreachable!("registers of a head's values: 4 or 8"),
+                }
+            }
         }
         return;
     }
+    let regs = if ZEN { 8 } else { L::ROW_VALUES_REGS };
     // SAFETY: lengths checked; `dk` is a multiple of N.
-    unsafe { all_heads::<L, false>(l, L::ROW_VALUES_REGS, w, heads, v, ldv, dk, out) };
+    unsafe { all_heads::<L, ZEN>(l, regs, w, heads, v, ldv, dk, out) };
 }
 
-/// One head of [`one_row_values`]: `N` dimensions per register, the last through a mask; head
+/// One head of [`row_values`]: `N` dimensions per register, the last through a mask; head
 /// columns from `col`.
 ///
 /// # Safety
@@ -309,42 +318,7 @@ unsafe fn zen_units<L: Lanes, const G: usize>(
     }
 }
 
-/// [`crate::scalar::zen_row_values`]: as [`one_row_values`], the heads' dimensions as one row,
-/// 8 registers side by side, when a head's size is a multiple of `N`, else one head at a time
-/// ([`zen_head_values`]).
-///
-/// # Safety
-/// Lengths as [`crate::scalar::check_one_row_values`] checks them.
-#[inline(always)]
-pub(crate) unsafe fn zen_row_values<L: Lanes>(
-    l: L,
-    w: &[f32],
-    heads: usize,
-    v: &[f32],
-    ldv: usize,
-    dk: usize,
-    out: &mut [f32],
-) {
-    let n = w.len() / heads;
-    if !dk.is_multiple_of(L::N) {
-        for h in 0..heads {
-            let (w, out) = (&w[h * n..(h + 1) * n], &mut out[h * dk..]);
-            // SAFETY: as in [`one_row_values`].
-            unsafe {
-                match L::ZEN_VALUE_REGS {
-                    4 => zen_head_values::<L, 4>(l, w, v, h * dk, ldv, dk, out),
-                    8 => zen_head_values::<L, 8>(l, w, v, h * dk, ldv, dk, out),
-                    _ => unreachable!("registers of a head's values: 4 or 8"),
-                }
-            }
-        }
-        return;
-    }
-    // SAFETY: lengths checked; `dk` is a multiple of N.
-    unsafe { all_heads::<L, true>(l, 8, w, heads, v, ldv, dk, out) };
-}
-
-/// One head of [`zen_row_values`]: `N` dimensions per register, up to `R` registers at once;
+/// One head of [`row_values`] in the Zen order: `N` dimensions per register, up to `R` registers at once;
 /// head columns from `col`.
 ///
 /// # Safety
@@ -383,8 +357,8 @@ unsafe fn zen_head_values<L: Lanes, const R: usize>(
 }
 
 /// The dimensions of all heads as one row of registers, `regs` (4 or 8) at a time, then fewer
-/// for the last, each register with its head's weights: [`one_row_values`] (`ZEN` false) or
-/// [`zen_row_values`] (`ZEN` true) when `dk` is a multiple of `N`.
+/// for the last, each register with its head's weights: [`row_values`] when `dk` is a multiple of `N`,
+/// in the Zen order with `ZEN`.
 ///
 /// # Safety
 /// Lengths as [`crate::scalar::check_one_row_values`] checks them, `dk` a multiple of `N`.

@@ -114,14 +114,14 @@ unsafe fn carry_scores_head(q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: 
     unsafe { marian_lanes::carry_scores_head(Zmm::new(), q, kt, ldkt, nb, out) }
 }
 
-/// [`crate::scalar::one_row_values`] with zmm registers ([`marian_lanes::one_row_values`]).
+/// [`crate::scalar::one_row_values`] with zmm registers ([`marian_lanes::row_values`]).
 ///
 /// # Safety
 /// The CPU has AVX-512F; lengths as [`crate::scalar::check_one_row_values`] checks them.
 #[target_feature(enable = "avx512f")]
 pub(crate) unsafe fn one_row_values(w: &[f32], heads: usize, v: &[f32], ldv: usize, dk: usize, out: &mut [f32]) {
     // SAFETY: as `chain_products`.
-    unsafe { marian_lanes::one_row_values(Zmm::new(), w, heads, v, ldv, dk, out) }
+    unsafe { marian_lanes::row_values::<_, false>(Zmm::new(), w, heads, v, ldv, dk, out) }
 }
 
 /// [`crate::scalar::zen_carry_scores`] with zmm registers ([`marian_lanes::zen_carry_scores`]).
@@ -134,12 +134,12 @@ pub(crate) unsafe fn zen_carry_scores(s: &RowScores, out: &mut [f32]) {
     unsafe { marian_lanes::zen_carry_scores(Zmm::new(), s, out) }
 }
 
-/// [`crate::scalar::zen_row_values`] with zmm registers ([`marian_lanes::zen_row_values`]).
+/// [`crate::scalar::zen_row_values`] with zmm registers ([`marian_lanes::row_values`]).
 ///
 /// # Safety
 /// The CPU has AVX-512F; lengths as [`crate::scalar::check_one_row_values`] checks them.
 #[target_feature(enable = "avx512f")]
 pub(crate) unsafe fn zen_row_values(w: &[f32], heads: usize, v: &[f32], ldv: usize, dk: usize, out: &mut [f32]) {
     // SAFETY: as `chain_products`.
-    unsafe { marian_lanes::zen_row_values(Zmm::new(), w, heads, v, ldv, dk, out) }
+    unsafe { marian_lanes::row_values::<_, true>(Zmm::new(), w, heads, v, ldv, dk, out) }
 }
