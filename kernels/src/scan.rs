@@ -104,7 +104,7 @@ pub(crate) unsafe fn top2_zmm(xs: &[f32]) -> Top2 {
 
 /// [`top2`] in registers of `N` lanes: four sets of `N` lanes, set `s` taking block `4i + s` (of
 /// `N` values) in turn `i`, so that four chains of compares (and of the probe's additions) are in
-/// flight; lane `l` of set `s` is lane `N·s + l` of `4N`. Per block ([`take`]): one compare, one
+/// flight; lane `l` of set `s` is lane `N·s + l` of `4N`. Per block ([`Lanes4::take`]): one compare, one
 /// blend of the turn, a min and a max for the runner-up, a fused multiply-add for the probe.
 /// The turns of four whole blocks run without a branch; the last turn, if any is left, loads its
 /// partial block through a mask. (The same loop left to the compiler over plain arrays took 4x

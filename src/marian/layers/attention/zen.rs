@@ -74,7 +74,8 @@ impl Mkl {
         Ok(forced.unwrap_or_else(Mkl::of_this_cpu))
     }
 
-    /// The orders [`attend`] reproduces on this thread: the one [`Mkl::forced`] set, else the
+    /// The orders a runtime or engine made on this thread reproduces (they hand them to
+    /// [`super::attend`]): the one [`Mkl::forced`] set, else the
     /// process's ([`Mkl::set_process`], or [`Mkl::from_env`] read once; `translate` and `serve`
     /// refuse a bad value before any translation, so here one falls back to this CPU's).
     pub fn current() -> Mkl {
@@ -98,8 +99,8 @@ impl Mkl {
         PROCESS_MKL.store(1 + m as u8, std::sync::atomic::Ordering::Relaxed);
     }
 
-    /// Runs `f` with [`attend`] reproducing these orders on this thread (for comparing with
-    /// references made on another CPU in one process).
+    /// Runs `f` with these orders for the runtimes and engines it makes on this thread (for
+    /// comparing with references made on another CPU in one process).
     pub fn forced<R>(self, f: impl FnOnce() -> R) -> R {
         let before = FORCED_MKL.replace(Some(self));
         let r = f();
