@@ -140,6 +140,14 @@ const HEAVY_ROWS_WHILE_LIGHT_COMES: usize = 4;
 const LIGHT_COMES_FOR: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl PartLane {
+    /// This model's work in this part this round, in decoder rows.
+    fn share(&self) -> place::Share {
+        place::Share {
+            slots: self.slots.len(),
+            encode: self.incoming.iter().map(|(u, ..)| u.src.len() * ENCODE_COST_PER_PIECE).sum(),
+        }
+    }
+
     /// Orders the slots for this round's step and returns how many step: the light ones and at
     /// most `heavy_rows` heavy ones, those that sat out longest first.
     fn slice(&mut self, heavy_rows: usize) -> usize {
@@ -175,12 +183,7 @@ impl Part {
 
     /// This round's work in decoder rows: its slots, and the chunks it encodes first.
     fn cost(&self) -> usize {
-        self.lanes
-            .iter()
-            .map(|l| {
-                l.slots.len() + l.incoming.iter().map(|(u, ..)| u.src.len() * ENCODE_COST_PER_PIECE).sum::<usize>()
-            })
-            .sum()
+        self.lanes.iter().map(|l| l.share().cost()).sum()
     }
 
     /// Encodes what came in, then one decoder step over every model's slots (only some of the
@@ -554,19 +557,8 @@ impl Scheduler {
         if self.parts.len() < 2 {
             return;
         }
-        let mut shares: Vec<Vec<place::Share>> = self
-            .parts
-            .iter()
-            .map(|p| {
-                p.lanes
-                    .iter()
-                    .map(|l| place::Share {
-                        slots: l.slots.len(),
-                        encode: l.incoming.iter().map(|(u, ..)| u.src.len() * ENCODE_COST_PER_PIECE).sum(),
-                    })
-                    .collect()
-            })
-            .collect();
+        let mut shares: Vec<Vec<place::Share>> =
+            self.parts.iter().map(|p| p.lanes.iter().map(PartLane::share).collect()).collect();
         for m in place::plan(&mut shares, place::WEIGHTS_ROWS) {
             let (from, to) = if m.from < m.to {
                 let (a, b) = self.parts.split_at_mut(m.to);

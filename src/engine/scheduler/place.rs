@@ -27,7 +27,7 @@ pub(super) struct Share {
 }
 
 impl Share {
-    fn cost(&self) -> usize {
+    pub fn cost(&self) -> usize {
         self.slots + self.encode
     }
 }
