@@ -74,7 +74,7 @@ type SsruFn = unsafe fn(&mut [f32], &[f32], &[f32], &mut [f32]);
 type ChainFn = unsafe fn(&scalar::Chain, &mut [f32]);
 type TransposeFn = unsafe fn(&crate::transpose::Transpose, &mut [f32]);
 type OneRowFn = unsafe fn(&scalar::RowScores, &mut [f32]);
-type ValuesFn = unsafe fn(&[f32], usize, &[f32], usize, usize, &mut [f32]);
+type ValuesFn = unsafe fn(&scalar::RowValues, &mut [f32]);
 
 /// One arithmetic's kernel in a table.
 #[derive(Clone, Copy, Debug)]

@@ -10,7 +10,7 @@
 //! compares; one body for both would be two bodies behind a branch.
 
 use crate::lanes::Lanes;
-use crate::scalar::{Chain, RowScores};
+use crate::scalar::{Chain, RowScores, RowValues};
 
 /// [`crate::scalar::chain_products`]: tiles of up to 4 rows × 2 registers of columns, one
 /// accumulator per row and register, `vfmadd231ps` over the inner index in order; the last
@@ -140,18 +140,11 @@ pub(crate) unsafe fn carry_scores_head<L: Lanes>(l: L, q: &[f32], kt: &[f32], ld
 /// more independent chains in flight than one head of 32 has. Otherwise one head at a time.
 ///
 /// # Safety
-/// Lengths as [`crate::scalar::check_one_row_values`] checks them.
+/// Lengths as [`crate::scalar::RowValues::check`] checks them.
 #[inline(always)]
-pub(crate) unsafe fn row_values<L: Lanes, const ZEN: bool>(
-    l: L,
-    w: &[f32],
-    heads: usize,
-    v: &[f32],
-    ldv: usize,
-    dk: usize,
-    out: &mut [f32],
-) {
-    let n = w.len() / heads;
+pub(crate) unsafe fn row_values<L: Lanes, const ZEN: bool>(l: L, p: &RowValues, out: &mut [f32]) {
+    let RowValues { w, heads, v, ldv, dk } = *p;
+    let n = p.n();
     if !dk.is_multiple_of(L::N) {
         for h in 0..heads {
             let (w, out) = (&w[h * n..(h + 1) * n], &mut out[h * dk..]);
@@ -170,7 +163,7 @@ pub(crate) unsafe fn row_values<L: Lanes, const ZEN: bool>(
     }
     let regs = if ZEN { 8 } else { L::ROW_VALUES_REGS };
     // SAFETY: lengths checked; `dk` is a multiple of N.
-    unsafe { all_heads::<L, ZEN>(l, regs, w, heads, v, ldv, dk, out) };
+    unsafe { all_heads::<L, ZEN>(l, regs, p, out) };
 }
 
 /// One head of [`row_values`]: `N` dimensions per register, the last through a mask; head
@@ -178,7 +171,7 @@ pub(crate) unsafe fn row_values<L: Lanes, const ZEN: bool>(
 ///
 /// # Safety
 /// `w`, `v` (from column `col`, `dk` wide) and `out` as
-/// [`crate::scalar::check_one_row_values`] checks them for one head.
+/// [`crate::scalar::RowValues::check`] checks them for one head.
 #[inline(always)]
 unsafe fn one_head_values<L: Lanes>(l: L, w: &[f32], v: &[f32], col: usize, ldv: usize, dk: usize, out: &mut [f32]) {
     let n = w.len();
@@ -323,7 +316,7 @@ unsafe fn zen_units<L: Lanes, const G: usize>(
 ///
 /// # Safety
 /// `w`, `v` (from column `col`, `dk` wide) and `out` as
-/// [`crate::scalar::check_one_row_values`] checks them for one head.
+/// [`crate::scalar::RowValues::check`] checks them for one head.
 #[inline(always)]
 unsafe fn zen_head_values<L: Lanes, const R: usize>(
     l: L,
@@ -361,21 +354,11 @@ unsafe fn zen_head_values<L: Lanes, const R: usize>(
 /// in the Zen order with `ZEN`.
 ///
 /// # Safety
-/// Lengths as [`crate::scalar::check_one_row_values`] checks them, `dk` a multiple of `N`.
+/// Lengths as [`crate::scalar::RowValues::check`] checks them, `dk` a multiple of `N`.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-unsafe fn all_heads<L: Lanes, const ZEN: bool>(
-    l: L,
-    regs: usize,
-    w: &[f32],
-    heads: usize,
-    v: &[f32],
-    ldv: usize,
-    dk: usize,
-    out: &mut [f32],
-) {
+unsafe fn all_heads<L: Lanes, const ZEN: bool>(l: L, regs: usize, p: &RowValues, out: &mut [f32]) {
     debug_assert!(regs == 4 || regs == 8, "blocks of 4 or 8 registers");
-    let width = heads * dk;
+    let width = p.heads * p.dk;
     let mut d = 0;
     while d < width {
         let left = (width - d) / L::N;
@@ -383,13 +366,13 @@ unsafe fn all_heads<L: Lanes, const ZEN: bool>(
         d += L::N
             * unsafe {
                 if regs == 8 && left >= 8 {
-                    heads_block::<L, ZEN, 8>(l, w, heads, v, ldv, dk, d, out)
+                    heads_block::<L, ZEN, 8>(l, p, d, out)
                 } else if left >= 4 {
-                    heads_block::<L, ZEN, 4>(l, w, heads, v, ldv, dk, d, out)
+                    heads_block::<L, ZEN, 4>(l, p, d, out)
                 } else if left >= 2 {
-                    heads_block::<L, ZEN, 2>(l, w, heads, v, ldv, dk, d, out)
+                    heads_block::<L, ZEN, 2>(l, p, d, out)
                 } else {
-                    heads_block::<L, ZEN, 1>(l, w, heads, v, ldv, dk, d, out)
+                    heads_block::<L, ZEN, 1>(l, p, d, out)
                 }
             };
     }
@@ -401,18 +384,14 @@ unsafe fn all_heads<L: Lanes, const ZEN: bool>(
 /// # Safety
 /// As [`all_heads`], and `d + N·R ≤ heads · dk`.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 unsafe fn heads_block<L: Lanes, const ZEN: bool, const R: usize>(
     l: L,
-    w: &[f32],
-    heads: usize,
-    v: &[f32],
-    ldv: usize,
-    dk: usize,
+    p: &RowValues,
     d: usize,
     out: &mut [f32],
 ) -> usize {
-    let n = w.len() / heads;
+    let RowValues { w, v, ldv, dk, .. } = *p;
+    let n = p.n();
     // The weights of the head each register lies in (a register never straddles two heads).
     let wp: [*const f32; R] = std::array::from_fn(|r| w[(d + L::N * r) / dk * n..].as_ptr());
     // SAFETY: row j < n, register r < R: columns `d + N·r ..` of a checked row.

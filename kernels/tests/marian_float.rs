@@ -2,7 +2,7 @@
 //! log-softmax reductions and attention's products in MKL's orders.
 
 use reseam_kernels::Kernels;
-use reseam_kernels::scalar::{self, Chain, MklOrder, RowScores};
+use reseam_kernels::scalar::{self, Chain, MklOrder, RowScores, RowValues};
 use reseam_kernels::transpose::Transpose;
 
 mod common;
@@ -117,13 +117,14 @@ fn one_row_attention_equals_reference() {
             let w: Vec<f32> = (0..nb).map(|_| r.f32_in(0.0, 1.0)).collect();
             let v: Vec<f32> = (0..nb * (k + 5)).map(|_| r.f32_in(-2.0, 2.0)).collect();
             let mut want_v = vec![-7.25f32; k + 2];
-            scalar::one_row_values(&w, 1, &v, k + 5, k, &mut want_v);
+            let pv = RowValues { w: &w, heads: 1, v: &v, ldv: k + 5, dk: k };
+            scalar::one_row_values(&pv, &mut want_v);
             for kern in Kernels::candidates() {
                 let mut got = vec![-7.25f32; nb + 2];
                 kern.row_scores(MklOrder::Intel, &s, &mut got);
                 assert_eq!(fbits(&got), fbits(&want), "{} carry_scores k {k} nb {nb}", kern.name());
                 let mut got_v = vec![-7.25f32; k + 2];
-                kern.one_row_values(&w, 1, &v, k + 5, k, &mut got_v);
+                kern.one_row_values(&pv, &mut got_v);
                 assert_eq!(fbits(&got_v), fbits(&want_v), "{} one_row_values k {k} n {nb}", kern.name());
             }
         }
@@ -176,7 +177,7 @@ fn carry_scores_of_many_heads_equal_reference() {
 /// strided value rows, and nothing written past the heads' output.
 #[test]
 fn one_row_values_of_many_heads_equal_reference() {
-    type Values = fn(&[f32], usize, &[f32], usize, usize, &mut [f32]);
+    type Values = fn(&RowValues, &mut [f32]);
     let specs: [(&str, Values); 2] = [("intel", scalar::one_row_values), ("zen", scalar::zen_row_values)];
     let mut r = Rng(37);
     for heads in [1, 2, 3, 8, 9, 16] {
@@ -188,19 +189,20 @@ fn one_row_values_of_many_heads_equal_reference() {
                 let v: Vec<f32> = (0..n * ldv).map(|_| r.f32_in(-2.0, 2.0)).collect();
                 for (name, spec) in specs {
                     let mut want = vec![-7.25f32; width + 3];
-                    spec(&w, heads, &v, ldv, dk, &mut want);
+                    let p = RowValues { w: &w, heads, v: &v, ldv, dk };
+                    spec(&p, &mut want);
                     for h in 0..heads {
                         let mut alone = vec![0f32; dk];
                         let vh = if n == 0 { &v[..] } else { &v[h * dk..] };
-                        spec(&w[h * n..(h + 1) * n], 1, vh, ldv, dk, &mut alone);
+                        spec(&RowValues { w: &w[h * n..(h + 1) * n], heads: 1, v: vh, ldv, dk }, &mut alone);
                         assert_eq!(fbits(&want[h * dk..(h + 1) * dk]), fbits(&alone), "{name} head {h} alone");
                     }
                     for kern in Kernels::candidates() {
                         let mut got = vec![-7.25f32; width + 3];
                         if name == "intel" {
-                            kern.one_row_values(&w, heads, &v, ldv, dk, &mut got);
+                            kern.one_row_values(&p, &mut got);
                         } else {
-                            kern.zen_row_values(&w, heads, &v, ldv, dk, &mut got);
+                            kern.zen_row_values(&p, &mut got);
                         }
                         let what = format!("{} {name}: heads {heads} dk {dk} n {n}", kern.name());
                         assert_eq!(fbits(&got), fbits(&want), "{what}");

@@ -184,10 +184,10 @@ impl Kernels {
     /// One query row's weighted sum of values in MKL's order, for `heads` heads side by side
     /// (see [`scalar::one_row_values`]).
     #[inline]
-    pub fn one_row_values(&self, w: &[f32], heads: usize, v: &[f32], ldv: usize, dk: usize, out: &mut [f32]) {
-        scalar::check_one_row_values(w, heads, v, ldv, dk, out);
+    pub fn one_row_values(&self, p: &scalar::RowValues, out: &mut [f32]) {
+        p.check(out);
         // SAFETY: the table was built for an ISA this CPU runs, and the lengths are checked.
-        unsafe { (self.one_row.0.1)(w, heads, v, ldv, dk, out) }
+        unsafe { (self.one_row.0.1)(p, out) }
     }
 
     /// Asks for `rows` rows of `width` floats, `stride` apart, to be brought into the core's L2
@@ -220,10 +220,10 @@ impl Kernels {
     /// A query row's weighted sum of values in MKL's AMD order for one to three rows (see
     /// [`scalar::zen_row_values`]), for `heads` heads side by side.
     #[inline]
-    pub fn zen_row_values(&self, w: &[f32], heads: usize, v: &[f32], ldv: usize, dk: usize, out: &mut [f32]) {
-        scalar::check_one_row_values(w, heads, v, ldv, dk, out);
+    pub fn zen_row_values(&self, p: &scalar::RowValues, out: &mut [f32]) {
+        p.check(out);
         // SAFETY: the table was built for an ISA this CPU runs, and the lengths are checked.
-        unsafe { (self.one_row.1.1)(w, heads, v, ldv, dk, out) }
+        unsafe { (self.one_row.1.1)(p, out) }
     }
 
     /// `out = epilogue(a · b)` in the given arithmetic, after checking every length.

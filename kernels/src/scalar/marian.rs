@@ -204,9 +204,10 @@ fn zen_carry_scores_head(q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: &mu
 /// has the `n = w.len() / heads` weights `w[h·n ..]` and its values in columns `h·dk ..` of the
 /// value rows. Per dimension `d < dk`, with `v_j` = `v[j·ldv + h·dk + d]`, the rounded products
 /// `w_j·v_j` added in turn from 0 (no fused step); `out[h·dk + d]` gets the sum.
-pub fn zen_row_values(w: &[f32], heads: usize, v: &[f32], ldv: usize, dk: usize, out: &mut [f32]) {
-    check_one_row_values(w, heads, v, ldv, dk, out);
-    let n = w.len() / heads;
+pub fn zen_row_values(p: &RowValues, out: &mut [f32]) {
+    p.check(out);
+    let RowValues { w, heads, v, ldv, dk } = *p;
+    let n = p.n();
     for h in 0..heads {
         let w = &w[h * n..(h + 1) * n];
         for (d, o) in out[h * dk..].iter_mut().enumerate().take(dk) {
@@ -224,9 +225,10 @@ pub fn zen_row_values(w: &[f32], heads: usize, v: &[f32], ldv: usize, dk: usize,
 /// `v[j·ldv + h·dk + d]`, blocks of 8 weights combined as `((c·fma 6, fma 4) + (5,7)) + ((0,2) +
 /// (1,3))` with the carry `c` of the blocks before, where `(p,q)` is `fma(w_p, v_p, w_q·v_q)`,
 /// then a plain fma chain over the keys left. `out[h·dk + d]` gets the sum.
-pub fn one_row_values(w: &[f32], heads: usize, v: &[f32], ldv: usize, dk: usize, out: &mut [f32]) {
-    check_one_row_values(w, heads, v, ldv, dk, out);
-    let n = w.len() / heads;
+pub fn one_row_values(p: &RowValues, out: &mut [f32]) {
+    p.check(out);
+    let RowValues { w, heads, v, ldv, dk } = *p;
+    let n = p.n();
     for h in 0..heads {
         let w = &w[h * n..(h + 1) * n];
         for (d, o) in out[h * dk..].iter_mut().enumerate().take(dk) {
@@ -249,16 +251,37 @@ pub fn one_row_values(w: &[f32], heads: usize, v: &[f32], ldv: usize, dk: usize,
     }
 }
 
-/// The lengths [`one_row_values`] and [`zen_row_values`] need.
-///
-/// # Panics
-/// If `heads` is 0 or does not divide the weights, or a slice is too short.
-pub fn check_one_row_values(w: &[f32], heads: usize, v: &[f32], ldv: usize, dk: usize, out: &[f32]) {
-    assert!(heads > 0 && w.len().is_multiple_of(heads), "one_row_values: {} weights for {heads} heads", w.len());
-    let (n, width) = (w.len() / heads, heads * dk);
-    assert!(
-        n == 0 || width == 0 || (ldv >= width && v.len() >= (n - 1) * ldv + width),
-        "one_row_values: values too short"
-    );
-    assert!(out.len() >= width, "one_row_values: output shorter than {width}");
+/// The operands of one query row's value sums, every head at once: head `h` has the
+/// `n = w.len() / heads` weights `w[h·n ..]` and its values in columns `h·dk ..` of the value
+/// rows of `v` (`ldv` apart); its `dk` sums go to `out[h·dk ..]`.
+#[derive(Clone, Copy, Debug)]
+pub struct RowValues<'a> {
+    pub w: &'a [f32],
+    pub heads: usize,
+    pub v: &'a [f32],
+    pub ldv: usize,
+    pub dk: usize,
+}
+
+impl RowValues<'_> {
+    /// Checks the lengths every form of [`one_row_values`] and [`zen_row_values`] reads and
+    /// writes inside.
+    ///
+    /// # Panics
+    /// If `heads` is 0 or does not divide the weights, or a slice is too short.
+    pub fn check(&self, out: &[f32]) {
+        let RowValues { w, heads, v, ldv, dk } = *self;
+        assert!(heads > 0 && w.len().is_multiple_of(heads), "one_row_values: {} weights for {heads} heads", w.len());
+        let (n, width) = (w.len() / heads, heads * dk);
+        assert!(
+            n == 0 || width == 0 || (ldv >= width && v.len() >= (n - 1) * ldv + width),
+            "one_row_values: values too short"
+        );
+        assert!(out.len() >= width, "one_row_values: output shorter than {width}");
+    }
+
+    /// Weights (keys) per head.
+    pub fn n(&self) -> usize {
+        self.w.len() / self.heads
+    }
 }

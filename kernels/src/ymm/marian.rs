@@ -7,7 +7,7 @@ use std::arch::x86_64::*;
 
 use crate::lanes::Ymm;
 use crate::marian_lanes;
-use crate::scalar::{Chain, RowScores};
+use crate::scalar::{Chain, RowScores, RowValues};
 
 /// [`crate::cephes::exp_ps`] on 8 lanes: `exp256_ps` of `avx_mathfun.h` instruction for
 /// instruction (multiplies and adds, never fused; `vroundps` for its floor).
@@ -133,11 +133,11 @@ unsafe fn carry_scores_head(q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: 
 /// [`crate::scalar::one_row_values`] with ymm registers ([`marian_lanes::row_values`]).
 ///
 /// # Safety
-/// The CPU has AVX2 and FMA; lengths as [`crate::scalar::check_one_row_values`] checks them.
+/// The CPU has AVX2 and FMA; lengths as [`crate::scalar::RowValues::check`] checks them.
 #[target_feature(enable = "avx2,fma")]
-pub(crate) unsafe fn one_row_values(w: &[f32], heads: usize, v: &[f32], ldv: usize, dk: usize, out: &mut [f32]) {
+pub(crate) unsafe fn one_row_values(p: &RowValues, out: &mut [f32]) {
     // SAFETY: as `chain_products`.
-    unsafe { marian_lanes::row_values::<_, false>(Ymm::new(), w, heads, v, ldv, dk, out) }
+    unsafe { marian_lanes::row_values::<_, false>(Ymm::new(), p, out) }
 }
 
 /// [`crate::scalar::zen_carry_scores`] with ymm registers ([`marian_lanes::zen_carry_scores`]).
@@ -153,9 +153,9 @@ pub(crate) unsafe fn zen_carry_scores(s: &RowScores, out: &mut [f32]) {
 /// [`crate::scalar::zen_row_values`] with ymm registers ([`marian_lanes::row_values`]).
 ///
 /// # Safety
-/// The CPU has AVX2 and FMA; lengths as [`crate::scalar::check_one_row_values`] checks them.
+/// The CPU has AVX2 and FMA; lengths as [`crate::scalar::RowValues::check`] checks them.
 #[target_feature(enable = "avx2,fma")]
-pub(crate) unsafe fn zen_row_values(w: &[f32], heads: usize, v: &[f32], ldv: usize, dk: usize, out: &mut [f32]) {
+pub(crate) unsafe fn zen_row_values(p: &RowValues, out: &mut [f32]) {
     // SAFETY: as `chain_products`.
-    unsafe { marian_lanes::row_values::<_, true>(Ymm::new(), w, heads, v, ldv, dk, out) }
+    unsafe { marian_lanes::row_values::<_, true>(Ymm::new(), p, out) }
 }

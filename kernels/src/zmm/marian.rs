@@ -7,7 +7,7 @@ use std::arch::x86_64::*;
 
 use crate::lanes::{Zmm, lanes};
 use crate::marian_lanes;
-use crate::scalar::{Chain, RowScores};
+use crate::scalar::{Chain, RowScores, RowValues};
 
 /// [`crate::cephes::exp_ps`] on 16 lanes, as [`crate::ymm::cephes_exp8`] on 8 (the same
 /// instructions, twice as wide, so every lane gives the same bits).
@@ -117,11 +117,11 @@ unsafe fn carry_scores_head(q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: 
 /// [`crate::scalar::one_row_values`] with zmm registers ([`marian_lanes::row_values`]).
 ///
 /// # Safety
-/// The CPU has AVX-512F; lengths as [`crate::scalar::check_one_row_values`] checks them.
+/// The CPU has AVX-512F; lengths as [`crate::scalar::RowValues::check`] checks them.
 #[target_feature(enable = "avx512f")]
-pub(crate) unsafe fn one_row_values(w: &[f32], heads: usize, v: &[f32], ldv: usize, dk: usize, out: &mut [f32]) {
+pub(crate) unsafe fn one_row_values(p: &RowValues, out: &mut [f32]) {
     // SAFETY: as `chain_products`.
-    unsafe { marian_lanes::row_values::<_, false>(Zmm::new(), w, heads, v, ldv, dk, out) }
+    unsafe { marian_lanes::row_values::<_, false>(Zmm::new(), p, out) }
 }
 
 /// [`crate::scalar::zen_carry_scores`] with zmm registers ([`marian_lanes::zen_carry_scores`]).
@@ -137,9 +137,9 @@ pub(crate) unsafe fn zen_carry_scores(s: &RowScores, out: &mut [f32]) {
 /// [`crate::scalar::zen_row_values`] with zmm registers ([`marian_lanes::row_values`]).
 ///
 /// # Safety
-/// The CPU has AVX-512F; lengths as [`crate::scalar::check_one_row_values`] checks them.
+/// The CPU has AVX-512F; lengths as [`crate::scalar::RowValues::check`] checks them.
 #[target_feature(enable = "avx512f")]
-pub(crate) unsafe fn zen_row_values(w: &[f32], heads: usize, v: &[f32], ldv: usize, dk: usize, out: &mut [f32]) {
+pub(crate) unsafe fn zen_row_values(p: &RowValues, out: &mut [f32]) {
     // SAFETY: as `chain_products`.
-    unsafe { marian_lanes::row_values::<_, true>(Zmm::new(), w, heads, v, ldv, dk, out) }
+    unsafe { marian_lanes::row_values::<_, true>(Zmm::new(), p, out) }
 }

@@ -71,7 +71,7 @@
 //! result does not depend on which other sentences share the batch.
 
 use reseam_kernels::Kernels;
-use reseam_kernels::scalar::{Chain, RowScores, halve16};
+use reseam_kernels::scalar::{Chain, RowScores, RowValues, halve16};
 use reseam_kernels::transpose::Transpose;
 
 use super::softmax::softmax;
@@ -366,10 +366,10 @@ pub fn attend(kern: &Kernels, mkl: Mkl, a: &Heads, scratch: &mut Vec<f32>, out: 
         let (vd, ldv) = (&v.data[v.col..], v.stride);
         if zen {
             // [`wv_zen_unfused`] for every dimension of every head.
-            kern.zen_row_values(scores, heads, vd, ldv, dk, out);
+            kern.zen_row_values(&RowValues { w: scores, heads, v: vd, ldv, dk }, out);
         } else {
             // [`wv_one_row`] for every dimension of every head.
-            kern.one_row_values(scores, heads, vd, ldv, dk, out);
+            kern.one_row_values(&RowValues { w: scores, heads, v: vd, ldv, dk }, out);
         }
         return;
     }
@@ -448,7 +448,8 @@ fn head_values(
         // [`wv_zen_unfused`] for all dimensions at once.
         for i in 0..m {
             let o = &mut out[i * out_stride + out_col..i * out_stride + out_col + dk];
-            kern.zen_row_values(&w[i * n..(i + 1) * n], 1, &v.data[v.col..], v.stride, dk, o);
+            let p = RowValues { w: &w[i * n..(i + 1) * n], heads: 1, v: &v.data[v.col..], ldv: v.stride, dk };
+            kern.zen_row_values(&p, o);
         }
     } else {
         // A plain chain over the keys for every row and dimension at once.
