@@ -7,12 +7,16 @@
 //!    queueing by request, see [`Lane::pop`]) and model after model in turn, into the parts with
 //!    the least work, at most MAX_BATCH live per model and compute thread and, while others
 //!    are decoding, a bounded number of source pieces, so that decoding sentences keep moving;
-//! 3. places the round's work on the parts ([`place`]) so that every part has about as much
+//! 3. when more models have work than there are compute threads, picks the models that step
+//!    this round: they take turns, a few rounds each ([`turns`]), so that their weights stay in
+//!    the caches from one round to the next;
+//! 4. places the round's work on the parts ([`place`]) so that every part has about as much
 //!    work this round (a part that encodes a new sentence decodes fewer rows), each model's
 //!    work in one part where that balance allows (each part holding some reads its weights);
-//! 4. runs every part at once: each thread encodes the chunks it was given and runs one decoder
-//!    step over each model's slots in its part, without barriers inside;
-//! 5. hands the finished chunks to their requests (a pivoted sentence's second stage is queued
+//! 5. runs every part at once: each thread encodes the chunks it was given and runs one decoder
+//!    step over each model's slots in its part (of the models whose turn it is), without
+//!    barriers inside;
+//! 6. hands the finished chunks to their requests (a pivoted sentence's second stage is queued
 //!    here).
 //!
 //! On a server (places kept for light requests) a round is kept short, since a request that
@@ -45,6 +49,7 @@ use lane::Lane;
 mod background;
 mod lane;
 mod place;
+mod turns;
 
 use background::{Background, Entering};
 
@@ -181,15 +186,25 @@ impl Part {
         self.lanes.iter().map(|l| l.slots.len() + l.incoming.len()).sum()
     }
 
+    /// Rows of the models whose turn it is (`on`, by lane).
+    fn rows_on(&self, on: &[bool]) -> usize {
+        self.lanes.iter().zip(on).filter(|(_, on)| **on).map(|(l, _)| l.slots.len() + l.incoming.len()).sum()
+    }
+
     /// This round's work in decoder rows: its slots, and the chunks it encodes first.
     fn cost(&self) -> usize {
         self.lanes.iter().map(|l| l.share().cost()).sum()
     }
 
-    /// Encodes what came in, then one decoder step over every model's slots (only some of the
-    /// heavy requests' ones, see [`PartLane::slice`]).
-    fn work(&mut self, rt: &Runtime, models: &[Arc<Model>], heavy_rows: usize) {
+    /// For each model whose turn it is (`on`, by lane), encodes what came in, then runs one
+    /// decoder step over its slots (only some of the heavy requests' ones, see
+    /// [`PartLane::slice`]). The others' sentences wait, those to encode too: they are encoded
+    /// in one batch when the model's turn comes.
+    fn work(&mut self, rt: &Runtime, models: &[Arc<Model>], on: &[bool], heavy_rows: usize) {
         for (l, lane) in self.lanes.iter_mut().enumerate() {
+            if !on[l] {
+                continue;
+            }
             let model = &models[l];
             if !lane.incoming.is_empty() {
                 let mut entered = Vec::with_capacity(lane.incoming.len());
@@ -320,6 +335,7 @@ impl Scheduler {
             }
             self.enqueue();
             self.admit();
+            self.turns();
             self.balance();
             drop(t);
             self.compute();
@@ -440,8 +456,10 @@ impl Scheduler {
         let mut rt = Runtime::new(self.kernels, self.opts.arithmetic, self.opts.debug);
         rt.mkl = self.opts.mkl;
         let models = &self.models;
+        let on: Vec<bool> = self.lanes.iter().map(|l| l.turn.on).collect();
+        let on = &on[..];
         let parts = &mut self.parts;
-        if parts.len() == 1 || parts.iter().filter(|p| p.rows() > 0).count() <= 1 {
+        if parts.len() == 1 || parts.iter().filter(|p| p.rows_on(on) > 0).count() <= 1 {
             // Latency mode: too few rows to share out, so the one part with work runs here and
             // splits its large products by columns over the compute threads.
             if parts.len() > 1 && !self.opts.debug {
@@ -450,7 +468,7 @@ impl Scheduler {
                 let done = AtomicBool::new(false);
                 let step = || {
                     for p in parts.iter_mut() {
-                        p.work(rt, models, heavy_rows);
+                        p.work(rt, models, on, heavy_rows);
                     }
                     done.store(true, Ordering::Release);
                 };
@@ -469,11 +487,11 @@ impl Scheduler {
                 }
             } else {
                 for p in parts.iter_mut() {
-                    p.work(&rt, models, heavy_rows);
+                    p.work(&rt, models, on, heavy_rows);
                 }
             }
         } else {
-            self.pool.install(|| parts.par_iter_mut().for_each(|p| p.work(&rt, models, heavy_rows)));
+            self.pool.install(|| parts.par_iter_mut().for_each(|p| p.work(&rt, models, on, heavy_rows)));
         }
     }
 
@@ -551,14 +569,45 @@ impl Scheduler {
         self.turn = if self.lanes.is_empty() { 0 } else { self.turn % self.lanes.len() };
     }
 
+    /// Which models step this round ([`turns::next`]): as many at a time as there are compute
+    /// threads.
+    fn turns(&mut self) {
+        let work: Vec<turns::Work> = (0..self.lanes.len())
+            .map(|l| {
+                let mut w = turns::Work::default();
+                for pl in self.parts.iter().map(|p| &p.lanes[l]) {
+                    w.busy |= !pl.slots.is_empty() || !pl.incoming.is_empty();
+                    w.light |= pl.meta.iter().any(|m| m.light) || pl.incoming.iter().any(|(_, _, light)| *light);
+                }
+                w
+            })
+            .collect();
+        let mut t: Vec<turns::Turn> = self.lanes.iter().map(|l| l.turn).collect();
+        turns::next(&mut t, &work, self.parts.len());
+        for (lane, t) in self.lanes.iter_mut().zip(t) {
+            lane.turn = t;
+        }
+    }
+
     /// Places the round's work on the parts ([`place::plan`]): a model's sentences in one part
-    /// where the balance allows, since each part holding some reads all its weights.
+    /// where the balance allows, since each part holding some reads all its weights. Only the
+    /// models whose turn it is count: the others' sentences stay where they wait.
     fn balance(&mut self) {
         if self.parts.len() < 2 {
             return;
         }
-        let mut shares: Vec<Vec<place::Share>> =
-            self.parts.iter().map(|p| p.lanes.iter().map(PartLane::share).collect()).collect();
+        let lanes = &self.lanes;
+        let mut shares: Vec<Vec<place::Share>> = self
+            .parts
+            .iter()
+            .map(|p| {
+                p.lanes
+                    .iter()
+                    .zip(lanes)
+                    .map(|(pl, l)| if l.turn.on { pl.share() } else { place::Share::default() })
+                    .collect()
+            })
+            .collect();
         for m in place::plan(&mut shares, place::WEIGHTS_ROWS) {
             let (from, to) = if m.from < m.to {
                 let (a, b) = self.parts.split_at_mut(m.to);

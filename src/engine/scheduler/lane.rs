@@ -13,6 +13,8 @@ pub(super) struct Lane {
     /// chunks in order.
     pub(super) pending: VecDeque<Waiting>,
     pub(super) live: usize,
+    /// Its place in the models' turns (see [`super::turns`]).
+    pub(super) turn: super::turns::Turn,
 }
 
 /// One request's chunks waiting for a model.
