@@ -8,8 +8,8 @@
 //!    the least work, at most MAX_BATCH live per model and compute thread and, while others
 //!    are decoding, a bounded number of source pieces, so that decoding sentences keep moving;
 //! 3. when more models have work than there are compute threads, picks the models that step
-//!    this round: they take turns, a few rounds each ([`turns`]), so that their weights stay in
-//!    the caches from one round to the next;
+//!    this round: they take turns ([`turns`]), a round each, in which each steps its sentences
+//!    up to [`turns::TURN_STEPS`] times, its weights staying in the caches from step to step;
 //! 4. places the round's work on the parts ([`place`]) so that every part has about as much
 //!    work this round (a part that encodes a new sentence decodes fewer rows), each model's
 //!    work in one part where that balance allows (each part holding some reads its weights);
@@ -196,11 +196,11 @@ impl Part {
         self.lanes.iter().map(|l| l.share().cost()).sum()
     }
 
-    /// For each model whose turn it is (`on`, by lane), encodes what came in, then runs one
-    /// decoder step over its slots (only some of the heavy requests' ones, see
-    /// [`PartLane::slice`]). The others' sentences wait, those to encode too: they are encoded
-    /// in one batch when the model's turn comes.
-    fn work(&mut self, rt: &Runtime, models: &[Arc<Model>], on: &[bool], heavy_rows: usize) {
+    /// For each model whose turn it is (`on`, by lane), encodes what came in, then runs `steps`
+    /// decoder steps over its slots (fewer once they are done; only some of the heavy requests'
+    /// ones each step, see [`PartLane::slice`]). The others' sentences wait, those to encode
+    /// too: they are encoded in one batch when the model's turn comes.
+    fn work(&mut self, rt: &Runtime, models: &[Arc<Model>], on: &[bool], steps: usize, heavy_rows: usize) {
         for (l, lane) in self.lanes.iter_mut().enumerate() {
             if !on[l] {
                 continue;
@@ -219,30 +219,32 @@ impl Part {
                     }
                 }
             }
-            if lane.slots.is_empty() {
-                continue;
-            }
-            let active = lane.slice(heavy_rows);
-            let step = {
-                let _t = profile::time(Kind::Decoder);
-                search::step(rt, model, &mut self.buf, &mut lane.slots[..active])
-            };
-            if let Err(e) = step {
-                let msg = format!("{:#}", anyhow::Error::from(e));
-                for m in lane.meta.drain(..) {
-                    self.failed.push((m.owner, EngineError::Internal(msg.clone())));
+            for _ in 0..steps {
+                if lane.slots.is_empty() {
+                    break;
                 }
-                lane.slots.clear();
-                continue;
-            }
-            let mut i = 0;
-            while i < lane.slots.len() {
-                if lane.slots[i].is_done() {
-                    let owner = lane.meta.swap_remove(i).owner;
-                    let (out, weights) = lane.slots.swap_remove(i).into_parts();
-                    self.done.push((owner, out, weights));
-                } else {
-                    i += 1;
+                let active = lane.slice(heavy_rows);
+                let step = {
+                    let _t = profile::time(Kind::Decoder);
+                    search::step(rt, model, &mut self.buf, &mut lane.slots[..active])
+                };
+                if let Err(e) = step {
+                    let msg = format!("{:#}", anyhow::Error::from(e));
+                    for m in lane.meta.drain(..) {
+                        self.failed.push((m.owner, EngineError::Internal(msg.clone())));
+                    }
+                    lane.slots.clear();
+                    break;
+                }
+                let mut i = 0;
+                while i < lane.slots.len() {
+                    if lane.slots[i].is_done() {
+                        let owner = lane.meta.swap_remove(i).owner;
+                        let (out, weights) = lane.slots.swap_remove(i).into_parts();
+                        self.done.push((owner, out, weights));
+                    } else {
+                        i += 1;
+                    }
                 }
             }
         }
@@ -266,6 +268,8 @@ pub(crate) struct Scheduler {
     spare: Buffers,
     /// When a light request's chunk was last admitted.
     light_seen: Option<std::time::Instant>,
+    /// More models have work than there are compute threads: they take turns this round.
+    taking_turns: bool,
 }
 
 impl Scheduler {
@@ -283,6 +287,7 @@ impl Scheduler {
             background: None,
             spare: Buffers::default(),
             light_seen: None,
+            taking_turns: false,
         }
     }
 
@@ -458,6 +463,7 @@ impl Scheduler {
         let models = &self.models;
         let on: Vec<bool> = self.lanes.iter().map(|l| l.turn.on).collect();
         let on = &on[..];
+        let steps = if self.taking_turns { turns::TURN_STEPS } else { 1 };
         let parts = &mut self.parts;
         if parts.len() == 1 || parts.iter().filter(|p| p.rows_on(on) > 0).count() <= 1 {
             // Latency mode: too few rows to share out, so the one part with work runs here and
@@ -468,7 +474,7 @@ impl Scheduler {
                 let done = AtomicBool::new(false);
                 let step = || {
                     for p in parts.iter_mut() {
-                        p.work(rt, models, on, heavy_rows);
+                        p.work(rt, models, on, steps, heavy_rows);
                     }
                     done.store(true, Ordering::Release);
                 };
@@ -487,11 +493,11 @@ impl Scheduler {
                 }
             } else {
                 for p in parts.iter_mut() {
-                    p.work(&rt, models, on, heavy_rows);
+                    p.work(&rt, models, on, steps, heavy_rows);
                 }
             }
         } else {
-            self.pool.install(|| parts.par_iter_mut().for_each(|p| p.work(&rt, models, on, heavy_rows)));
+            self.pool.install(|| parts.par_iter_mut().for_each(|p| p.work(&rt, models, on, steps, heavy_rows)));
         }
     }
 
@@ -570,7 +576,7 @@ impl Scheduler {
     }
 
     /// Which models step this round ([`turns::next`]): as many at a time as there are compute
-    /// threads.
+    /// threads, when more have work.
     fn turns(&mut self) {
         let work: Vec<turns::Work> = (0..self.lanes.len())
             .map(|l| {
@@ -583,7 +589,7 @@ impl Scheduler {
             })
             .collect();
         let mut t: Vec<turns::Turn> = self.lanes.iter().map(|l| l.turn).collect();
-        turns::next(&mut t, &work, self.parts.len());
+        self.taking_turns = turns::next(&mut t, &work, self.parts.len());
         for (lane, t) in self.lanes.iter_mut().zip(t) {
             lane.turn = t;
         }
