@@ -14,15 +14,16 @@
 //!    work this round (a part that encodes a new sentence decodes fewer rows), each model's
 //!    work in one part where that balance allows (each part holding some reads its weights);
 //! 5. runs every part at once: each thread encodes the chunks it was given and runs one decoder
-//!    step over each model's slots in its part (of the models whose turn it is), without
-//!    barriers inside;
+//!    step over each model's slots in its part (of the models whose turn it is, up to
+//!    [`turns::TURN_STEPS`] steps), without barriers inside;
 //! 6. hands the finished chunks to their requests (a pivoted sentence's second stage is queued
 //!    here).
 //!
 //! On a server (places kept for light requests) a round is kept short, since a request that
 //! arrives waits for the round in progress: heavy requests' chunks are encoded beside the rounds
-//! ([`background`]), at most one chunk is encoded in a round, and while light requests come
-//! heavy slots step a few rows a round, in turns.
+//! ([`background`]), at most one chunk is encoded in a round, while light requests come
+//! heavy slots step a few rows a round, in turns, and the models' turns end after
+//! [`FAIR_TURN_TIME`].
 //!
 //! So with enough work it is split by rows: each thread takes its share of the rows of the
 //! models' steps. With too little (after balancing, at most one part has rows: a lone
@@ -68,6 +69,20 @@ const ENCODE_PIECES_PER_ROUND: usize = 2048;
 /// waiting chunk was encoded at once), and the light request's latency followed them; one chunk
 /// per part of a round costs about 30–45 ms there.
 const FAIR_ENCODE_PIECES_PER_ROUND: usize = 128;
+
+/// How long a turn's steps run on, when places are kept for light requests (a server): a
+/// request that arrives waits for the round in progress, and a turn of [`turns::TURN_STEPS`]
+/// steps over heavy requests' rows (up to MAX_BATCH per step) could take hundreds of
+/// milliseconds. Each model on turn takes at least one step.
+const FAIR_TURN_TIME: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// The decoder steps a model takes in this round: at most `max`, and no more once `until` has
+/// passed (after the first).
+#[derive(Clone, Copy)]
+struct Steps {
+    max: usize,
+    until: Option<std::time::Instant>,
+}
 
 /// What encoding one source piece costs, in decoder rows (one sentence's decoder step, output
 /// layer included). Measured with `RESEAM_MT_PROFILE=1` on the fixture's held-out set at
@@ -200,7 +215,7 @@ impl Part {
     /// decoder steps over its slots (fewer once they are done; only some of the heavy requests'
     /// ones each step, see [`PartLane::slice`]). The others' sentences wait, those to encode
     /// too: they are encoded in one batch when the model's turn comes.
-    fn work(&mut self, rt: &Runtime, models: &[Arc<Model>], on: &[bool], steps: usize, heavy_rows: usize) {
+    fn work(&mut self, rt: &Runtime, models: &[Arc<Model>], on: &[bool], steps: Steps, heavy_rows: usize) {
         for (l, lane) in self.lanes.iter_mut().enumerate() {
             if !on[l] {
                 continue;
@@ -219,8 +234,8 @@ impl Part {
                     }
                 }
             }
-            for _ in 0..steps {
-                if lane.slots.is_empty() {
+            for n in 0..steps.max {
+                if lane.slots.is_empty() || (n > 0 && steps.until.is_some_and(|t| std::time::Instant::now() >= t)) {
                     break;
                 }
                 let active = lane.slice(heavy_rows);
@@ -463,7 +478,11 @@ impl Scheduler {
         let models = &self.models;
         let on: Vec<bool> = self.lanes.iter().map(|l| l.turn.on).collect();
         let on = &on[..];
-        let steps = if self.taking_turns { turns::TURN_STEPS } else { 1 };
+        let steps = match (self.taking_turns, self.opts.light_places > 0) {
+            (false, _) => Steps { max: 1, until: None },
+            (true, false) => Steps { max: turns::TURN_STEPS, until: None },
+            (true, true) => Steps { max: turns::TURN_STEPS, until: Some(std::time::Instant::now() + FAIR_TURN_TIME) },
+        };
         let parts = &mut self.parts;
         if parts.len() == 1 || parts.iter().filter(|p| p.rows_on(on) > 0).count() <= 1 {
             // Latency mode: too few rows to share out, so the one part with work runs here and
