@@ -38,21 +38,23 @@ use std::sync::mpsc::{self, RecvTimeoutError, TryRecvError};
 use rayon::prelude::*;
 use reseam_kernels::Kernels;
 
-use super::jobs::{Jobs, Owner, Queued};
+use super::jobs::{Jobs, Queued};
 use super::registry::Note;
 use super::{EngineError, EngineOptions, Request};
 use crate::marian::Model;
-use crate::marian::search::{self, Buffers, Slot};
+use crate::marian::search::Buffers;
 use crate::marian::transformer::Runtime;
 use crate::profile::{self, Kind};
 use lane::Lane;
 
 mod background;
 mod lane;
+mod part;
 mod place;
 mod turns;
 
-use background::{Background, Entering};
+use background::Background;
+use part::{Part, PartLane, Steps};
 
 /// Rows a thread should have before a step is split over threads.
 pub const SPLIT_ROWS_PER_THREAD: usize = 1;
@@ -75,14 +77,6 @@ const FAIR_ENCODE_PIECES_PER_ROUND: usize = 128;
 /// steps over heavy requests' rows (up to MAX_BATCH per step) could take hundreds of
 /// milliseconds. Each model on turn takes at least one step.
 const FAIR_TURN_TIME: std::time::Duration = std::time::Duration::from_millis(10);
-
-/// The decoder steps a model takes in this round: at most `max`, and no more once `until` has
-/// passed (after the first).
-#[derive(Clone, Copy)]
-struct Steps {
-    max: usize,
-    until: Option<std::time::Instant>,
-}
 
 /// What encoding one source piece costs, in decoder rows (one sentence's decoder step, output
 /// layer included). Measured with `RESEAM_MT_PROFILE=1` on the fixture's held-out set at
@@ -127,22 +121,6 @@ fn pin(core: usize, notes: fn(Note, &str)) {
     }
 }
 
-/// One model's share in one part.
-#[derive(Default)]
-struct PartLane {
-    incoming: Vec<Entering>,
-    slots: Vec<Slot>,
-    /// Beside each slot: its owner, whether its request is light, and the steps it sat out.
-    meta: Vec<Meta>,
-}
-
-#[derive(Clone, Copy)]
-struct Meta {
-    owner: Owner,
-    light: bool,
-    waited: u32,
-}
-
 /// Rows of heavy requests' chunks a part steps in a round while light requests' chunks are
 /// live: the heavy ones take turns (those that sat out longest first), so a round costs a few
 /// rows and a one-sentence request moves at close to its idle pace instead of at the pace of a
@@ -158,113 +136,6 @@ const HEAVY_ROWS_WHILE_LIGHT_COMES: usize = 4;
 
 /// How long after a light request's chunk was admitted heavy rounds stay short.
 const LIGHT_COMES_FOR: std::time::Duration = std::time::Duration::from_secs(1);
-
-impl PartLane {
-    /// This model's work in this part this round, in decoder rows.
-    fn share(&self) -> place::Share {
-        place::Share {
-            slots: self.slots.len(),
-            encode: self.incoming.iter().map(|(u, ..)| u.src.len() * ENCODE_COST_PER_PIECE).sum(),
-        }
-    }
-
-    /// Orders the slots for this round's step and returns how many step: the light ones and at
-    /// most `heavy_rows` heavy ones, those that sat out longest first.
-    fn slice(&mut self, heavy_rows: usize) -> usize {
-        if self.slots.len() <= heavy_rows {
-            return self.slots.len();
-        }
-        let mut rows: Vec<(Slot, Meta)> = self.slots.drain(..).zip(self.meta.drain(..)).collect();
-        rows.sort_by_key(|(_, m)| (!m.light, std::cmp::Reverse(m.waited)));
-        let light = rows.iter().take_while(|(_, m)| m.light).count();
-        let active = (light + heavy_rows).min(rows.len());
-        for (i, (slot, mut m)) in rows.into_iter().enumerate() {
-            m.waited = if i < active { 0 } else { m.waited.saturating_add(1) };
-            self.slots.push(slot);
-            self.meta.push(m);
-        }
-        active
-    }
-}
-
-/// One compute thread's share of the work.
-#[derive(Default)]
-struct Part {
-    buf: Buffers,
-    lanes: Vec<PartLane>,
-    done: Vec<(Owner, Vec<u32>, Vec<f32>)>,
-    failed: Vec<(Owner, EngineError)>,
-}
-
-impl Part {
-    fn rows(&self) -> usize {
-        self.lanes.iter().map(|l| l.slots.len() + l.incoming.len()).sum()
-    }
-
-    /// Rows of the models whose turn it is (`on`, by lane).
-    fn rows_on(&self, on: &[bool]) -> usize {
-        self.lanes.iter().zip(on).filter(|(_, on)| **on).map(|(l, _)| l.slots.len() + l.incoming.len()).sum()
-    }
-
-    /// This round's work in decoder rows: its slots, and the chunks it encodes first.
-    fn cost(&self) -> usize {
-        self.lanes.iter().map(|l| l.share().cost()).sum()
-    }
-
-    /// For each model whose turn it is (`on`, by lane), encodes what came in, then runs `steps`
-    /// decoder steps over its slots (fewer once they are done; only some of the heavy requests'
-    /// ones each step, see [`PartLane::slice`]). The others' sentences wait, those to encode
-    /// too: they are encoded in one batch when the model's turn comes.
-    fn work(&mut self, rt: &Runtime, models: &[Arc<Model>], on: &[bool], steps: Steps, heavy_rows: usize) {
-        for (l, lane) in self.lanes.iter_mut().enumerate() {
-            if !on[l] {
-                continue;
-            }
-            let model = &models[l];
-            if !lane.incoming.is_empty() {
-                let mut entered = Vec::with_capacity(lane.incoming.len());
-                background::enter(rt, &mut self.buf, model, std::mem::take(&mut lane.incoming), &mut entered);
-                for e in entered {
-                    match e {
-                        Ok((slot, meta)) => {
-                            lane.slots.push(slot);
-                            lane.meta.push(meta);
-                        }
-                        Err((owner, e)) => self.failed.push((owner, e)),
-                    }
-                }
-            }
-            for n in 0..steps.max {
-                if lane.slots.is_empty() || (n > 0 && steps.until.is_some_and(|t| std::time::Instant::now() >= t)) {
-                    break;
-                }
-                let active = lane.slice(heavy_rows);
-                let step = {
-                    let _t = profile::time(Kind::Decoder);
-                    search::step(rt, model, &mut self.buf, &mut lane.slots[..active])
-                };
-                if let Err(e) = step {
-                    let msg = format!("{:#}", anyhow::Error::from(e));
-                    for m in lane.meta.drain(..) {
-                        self.failed.push((m.owner, EngineError::Internal(msg.clone())));
-                    }
-                    lane.slots.clear();
-                    break;
-                }
-                let mut i = 0;
-                while i < lane.slots.len() {
-                    if lane.slots[i].is_done() {
-                        let owner = lane.meta.swap_remove(i).owner;
-                        let (out, weights) = lane.slots.swap_remove(i).into_parts();
-                        self.done.push((owner, out, weights));
-                    } else {
-                        i += 1;
-                    }
-                }
-            }
-        }
-    }
-}
 
 pub(crate) struct Scheduler {
     pool: Arc<rayon::ThreadPool>,

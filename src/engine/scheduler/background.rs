@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use reseam_kernels::{Arithmetic, Kernels};
 
-use super::Meta;
+use super::part::Meta;
 use crate::engine::EngineError;
 use crate::engine::jobs::{Owner, Unit};
 use crate::marian::Model;
