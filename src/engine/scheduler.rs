@@ -164,7 +164,9 @@ pub(crate) struct Scheduler {
     spare: Buffers,
     /// When a light request's chunk was last admitted.
     light_seen: Option<std::time::Instant>,
-    /// More models have work than there are compute threads: they take turns this round.
+    /// More models have work than there are compute threads: they take turns this round (set
+    /// by [`Scheduler::turns`]; [`Scheduler::admit`], which runs before it, sees the last
+    /// round's).
     taking_turns: bool,
     /// Rounds since new sentences were last admitted (see [`ADMIT_EVERY_ROUNDS`]).
     rounds_unadmitted: usize,
@@ -469,7 +471,7 @@ impl Scheduler {
     fn recount(&mut self) {
         let aside = self.background.as_ref().map(|b| (b.model.clone(), b.units()));
         for (l, lane) in self.lanes.iter_mut().enumerate() {
-            lane.live = self.parts.iter().map(|p| p.lanes[l].slots.len() + p.lanes[l].incoming.len()).sum::<usize>()
+            lane.live = self.parts.iter().map(|p| p.lanes[l].rows()).sum::<usize>()
                 + aside.as_ref().filter(|(m, _)| Arc::ptr_eq(m, &self.models[l])).map_or(0, |(_, n)| *n);
         }
         let mut l = 0;
@@ -494,7 +496,7 @@ impl Scheduler {
             .map(|l| {
                 let mut w = turns::Work::default();
                 for pl in self.parts.iter().map(|p| &p.lanes[l]) {
-                    w.busy |= !pl.slots.is_empty() || !pl.incoming.is_empty();
+                    w.busy |= pl.rows() > 0;
                     w.light |= pl.meta.iter().any(|m| m.light) || pl.incoming.iter().any(|(_, _, light)| *light);
                 }
                 w

@@ -37,6 +37,11 @@ pub(super) struct Meta {
 }
 
 impl PartLane {
+    /// Its live sentences: decoding, or to encode first.
+    pub(super) fn rows(&self) -> usize {
+        self.slots.len() + self.incoming.len()
+    }
+
     /// This model's work in this part this round, in decoder rows.
     pub(super) fn share(&self) -> place::Share {
         place::Share {
@@ -75,12 +80,12 @@ pub(super) struct Part {
 
 impl Part {
     pub(super) fn rows(&self) -> usize {
-        self.lanes.iter().map(|l| l.slots.len() + l.incoming.len()).sum()
+        self.lanes.iter().map(PartLane::rows).sum()
     }
 
     /// Rows of the models whose turn it is (`on`, by lane).
     pub(super) fn rows_on(&self, on: &[bool]) -> usize {
-        self.lanes.iter().zip(on).filter(|(_, on)| **on).map(|(l, _)| l.slots.len() + l.incoming.len()).sum()
+        self.lanes.iter().zip(on).filter(|(_, on)| **on).map(|(l, _)| l.rows()).sum()
     }
 
     /// This round's work in decoder rows: its slots, and the chunks it encodes first.
