@@ -50,7 +50,7 @@ def cpu_name():
 
 def reseam_isa():
     """The kernel in use and what `auto` means here, from `reseam --version --verbose`."""
-    text = subprocess.run([RESEAM, "--version", "--verbose"], capture_output=True, text=True).stdout
+    text = subprocess.run([RESEAM, "--version", "--verbose"], capture_output=True, text=True, env=env_with()).stdout
     kernel = re.search(r"kernel in use: (\S+)", text)
     auto = re.search(r"arithmetic auto \(Firefox on this CPU\): (\S+)", text)
     return (kernel.group(1) if kernel else "unknown"), (auto.group(1) if auto else None)
@@ -105,8 +105,16 @@ def helper_json(text):
     raise Failed(f"no JSON in the helper's output: {text[-300:]!r}")
 
 
+# The one reseam setting a run may take from the caller: the kernel (`RESEAM_MT_ISA=avx2` measures
+# the AVX2 row on an AVX-512 machine). Every other RESEAM_ variable (profile, debug, arithmetic,
+# threads...) is dropped so a stray one cannot change what the flags ask for. Until 2026-12-06 this
+# dropped RESEAM_MT_ISA too, so the "AVX2 forced" runs before then ran reseam's default kernels.
+KEEP = ("RESEAM_MT_ISA",)
+
+
 def env_with(**kw):
-    env = {k: v for k, v in os.environ.items() if k not in ("INTGEMM_CPUID", "THREADS") and not k.startswith("RESEAM_")}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("INTGEMM_CPUID", "THREADS") and (k in KEEP or not k.startswith("RESEAM_"))}
     env.update({k: v for k, v in kw.items() if v is not None})
     return env
 
@@ -200,7 +208,7 @@ def measure(a, quick, runs, only, n, model_src, pair, src_lang, trg_lang, lines,
     bergamot_default = kernels[0][1]
     meta = {
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "cpu": cpu_name(), "cpus": os.cpu_count(),
-        "reseam_isa": isa, "reseam_auto_arithmetic": auto, "bergamot_default_arithmetic": bergamot_default,
+        "reseam_isa": isa, "reseam_isa_forced": os.environ.get("RESEAM_MT_ISA") or None, "reseam_auto_arithmetic": auto, "bergamot_default_arithmetic": bergamot_default,
         "threads": n, "runs": runs, "quick": quick, "model": os.path.relpath(model_src, ROOT), "pair": pair,
         "corpus": corpus_name, "lines": len(lines), "source_words": words, "latency_posts": latency_posts,
         "clients": CLIENTS, "cores": runner.cores, "directions": a.directions,
@@ -551,7 +559,7 @@ def markdown(result):
     spread = f", spread over {m['directions']} directions" if multi else ""
     out = [f"# reseam and its peers, {m['date']}", "",
            f"CPU: {m['cpu']} ({m['cpus']} CPUs; engines pinned to cores {m['cores'] or 'any'}); reseam's kernel "
-           f"{m['reseam_isa']}, `auto` = {m['reseam_auto_arithmetic']}; intgemm's default kernel here is "
+           f"{m['reseam_isa']}{' (forced: RESEAM_MT_ISA)' if m.get('reseam_isa_forced') else ''}, `auto` = {m['reseam_auto_arithmetic']}; intgemm's default kernel here is "
            f"{m['bergamot_default_arithmetic']}. reseam {m['reseam_commit']}.",
            f"Model {m['model']} ({m['pair']}); corpus {m['corpus']}: {m['lines']} lines, {m['source_words']} source "
            f"words{spread}; "
