@@ -9,7 +9,7 @@
 //!    the least work, at most MAX_BATCH live per model and compute thread and, while others
 //!    are decoding, a bounded number of source pieces, so that decoding sentences keep moving;
 //! 3. when more models have work than there are compute threads, picks the models that step
-//!    this round: they take turns ([`turns`]), a round each, in which each steps its sentences
+//!    this round, two per thread: they take turns ([`turns`]), a round each, in which each steps its sentences
 //!    up to [`turns::TURN_STEPS`] times, its weights staying in the caches from step to step;
 //! 4. places the round's work on the parts ([`place`]) so that every part has about as much
 //!    work this round (a part that encodes a new sentence decodes fewer rows), each model's
@@ -489,8 +489,8 @@ impl Scheduler {
         self.turn = if self.lanes.is_empty() { 0 } else { self.turn % self.lanes.len() };
     }
 
-    /// Which models step this round ([`turns::next`]): as many at a time as there are compute
-    /// threads, when more have work.
+    /// Which models step this round ([`turns::next`]): [`turns::MODELS_PER_THREAD`] per compute
+    /// thread at a time, when more models than threads have work.
     fn turns(&mut self) {
         let work: Vec<turns::Work> = (0..self.lanes.len())
             .map(|l| {
@@ -503,7 +503,8 @@ impl Scheduler {
             })
             .collect();
         let mut t: Vec<turns::Turn> = self.lanes.iter().map(|l| l.turn).collect();
-        self.taking_turns = turns::next(&mut t, &work, self.parts.len());
+        let threads = self.parts.len();
+        self.taking_turns = turns::next(&mut t, &work, threads, threads * turns::MODELS_PER_THREAD);
         for (lane, t) in self.lanes.iter_mut().zip(t) {
             lane.turn = t;
         }

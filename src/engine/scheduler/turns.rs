@@ -4,8 +4,8 @@
 //! and few sentences each (20 directions under 64 clients: ~3 sentences per model), stepping
 //! every model every round streams every model's weights from memory each round (20 tiny
 //! models: ~80 MB of decoders, above any L3), for ~3 rows each, and ends every step of a few
-//! hundred microseconds at the round's barrier. So models take turns: as many at once as there
-//! are compute threads (each on its own thread where the balance allows, see
+//! hundred microseconds at the round's barrier. So models take turns: [`MODELS_PER_THREAD`] per
+//! compute thread at once (each model whole on one thread where the balance allows, see
 //! [`super::place`]), and a turn is one round in which each model on turn encodes the sentences
 //! that came to it while it waited, in one batch, then steps them up to [`TURN_STEPS`] times
 //! (until they are done), its weights staying in the caches from one step to the next and no
@@ -17,7 +17,8 @@
 //! clients, 2 threads, exact, runs alternated): every model one step every round 680–687
 //! posts/s, p99 288–309 ms; turns of one round of up to 64 steps 798–859 posts/s, p99 155–168
 //! ms (up to 32 steps 794–839, p99 218–234 ms; 128, 686 in one run). Before turns (every model
-//! every round): 351–375 posts/s, p99 308–329 ms.
+//! every round): 351–375 posts/s, p99 308–329 ms. Those were one model per thread at once; two
+//! per thread: see [`MODELS_PER_THREAD`].
 //!
 //! The models with work that stepped least recently go next, light requests' first
 //! ([`LIGHT_HEAD_START`]: a one-post request does not wait for every heavy model's turn), so
@@ -33,6 +34,17 @@ use std::cmp::Reverse;
 /// length of the longest of a model's few sentences (the fixtures' posts average ~24 target
 /// pieces), so a turn takes most of the sentences it starts to their end. Measured above.
 pub(super) const TURN_STEPS: usize = 64;
+
+/// Models on turn per compute thread. A turn runs its sentences to their end (5 to 64 steps), so
+/// with one model per thread the round waits for the longer of two unlike turns, idle on the
+/// other thread; with two per thread the placement pairs them (largest first to the least
+/// loaded) and the threads end closer together. Measured on the 2-vCPU Zen 4 (`bench translate`,
+/// 20 tiny directions, 3,000 posts, 64 clients, 2 threads, exact, three alternated runs each):
+/// one per thread 906–943 posts/s, p99 130–152 ms; two 981–1,039, p99 116–130; three 944–1,024;
+/// four 1,001–1,030. One thread (1,500 posts) is unchanged: 515–542 against 540–541; so are three
+/// directions, whose models now all step in a round, each its turn (1,031–1,063 against
+/// 1,035–1,070).
+pub(super) const MODELS_PER_THREAD: usize = 2;
 
 /// What a model with light requests' work counts as having waited already, in rounds: it goes
 /// before heavy models that waited up to four rounds longer, and after those that waited longer
@@ -60,12 +72,14 @@ pub(super) struct Work {
     pub light: bool,
 }
 
-/// Updates `turns` (one per model, beside `work`) for the next round, `at_once` models
-/// stepping at a time. Returns whether the models take turns this round (then each model on
-/// turn takes up to [`TURN_STEPS`] steps; else every model with work is on and takes one).
-pub(super) fn next(turns: &mut [Turn], work: &[Work], at_once: usize) -> bool {
+/// Updates `turns` (one per model, beside `work`) for the next round on `threads` compute
+/// threads, `at_once` models stepping at a time when they take turns (the engine passes
+/// [`MODELS_PER_THREAD`] × `threads`). Returns whether the models take turns this round: when
+/// more models have work than there are threads. Then each model on turn takes up to
+/// [`TURN_STEPS`] steps; else every model with work is on and takes one.
+pub(super) fn next(turns: &mut [Turn], work: &[Work], threads: usize, at_once: usize) -> bool {
     let at_once = at_once.max(1);
-    let taking = work.iter().filter(|w| w.busy).count() > at_once;
+    let taking = work.iter().filter(|w| w.busy).count() > threads.max(1);
     for (t, w) in turns.iter_mut().zip(work) {
         t.on = !taking && w.busy;
     }
@@ -105,9 +119,24 @@ mod tests {
         let mut w = busy(3);
         w[1].busy = false;
         for _ in 0..100 {
-            assert!(!next(&mut t, &w, 2));
+            assert!(!next(&mut t, &w, 2, 4));
             assert_eq!(on(&t), [0, 2]);
         }
+    }
+
+    #[test]
+    fn more_models_than_threads_take_turns_several_per_thread() {
+        let mut t = vec![Turn::default(); 5];
+        let mut w = busy(5);
+        assert!(next(&mut t, &w, 2, 4));
+        assert_eq!(on(&t), [0, 1, 2, 3]);
+        assert!(next(&mut t, &w, 2, 4));
+        assert_eq!(on(&t), [0, 1, 2, 4], "4 waited; then the first of those that stepped alike");
+        // Three models with work on two threads: turns (each runs its sentences on), all three on.
+        w[0].busy = false;
+        w[1].busy = false;
+        assert!(next(&mut t, &w, 2, 4));
+        assert_eq!(on(&t), [2, 3, 4]);
     }
 
     #[test]
@@ -116,7 +145,7 @@ mod tests {
         let w = busy(5);
         let seen: Vec<Vec<usize>> = (0..5)
             .map(|_| {
-                assert!(next(&mut t, &w, 2));
+                assert!(next(&mut t, &w, 2, 2));
                 on(&t)
             })
             .collect();
@@ -129,7 +158,7 @@ mod tests {
         let mut t = vec![Turn::default(); 3];
         let mut w = busy(3);
         let mut round = |w: &[Work]| {
-            next(&mut t, w, 2);
+            next(&mut t, w, 2, 2);
             on(&t)
         };
         assert_eq!(round(&w), [0, 1]);
@@ -149,16 +178,16 @@ mod tests {
     fn light_work_goes_first_but_heavy_work_is_not_held_back_for_good() {
         let mut t = vec![Turn::default(); 4];
         let mut w = busy(4);
-        next(&mut t, &w, 1);
+        next(&mut t, &w, 1, 1);
         assert_eq!(on(&t), [0]);
         w[3].light = true;
-        next(&mut t, &w, 1);
+        next(&mut t, &w, 1, 1);
         assert_eq!(on(&t), [3], "the light model's turn comes next");
         // Light work that keeps coming to 2 and 3 does not keep 1 waiting.
         w[2].light = true;
         let mut stepped = false;
         for _ in 0..8 {
-            next(&mut t, &w, 1);
+            next(&mut t, &w, 1, 1);
             stepped |= t[1].on;
         }
         assert!(stepped, "a heavy model waited eight rounds");
@@ -177,7 +206,8 @@ mod tests {
         let mut worst = 0;
         for _ in 0..200 {
             let models = 1 + rand(24) as usize;
-            let at_once = 1 + rand(4) as usize;
+            let threads = 1 + rand(4) as usize;
+            let at_once = threads * (1 + rand(3) as usize);
             let mut t = vec![Turn::default(); models];
             let mut w = busy(models);
             let mut waited = vec![0u32; models];
@@ -192,11 +222,11 @@ mod tests {
                         m.light = !m.light;
                     }
                 }
-                let turns = next(&mut t, &w, at_once);
+                let turns = next(&mut t, &w, threads, at_once);
                 let with_work = w.iter().filter(|w| w.busy).count();
-                assert_eq!(turns, with_work > at_once);
+                assert_eq!(turns, with_work > threads);
                 if turns {
-                    assert_eq!(on(&t).len(), at_once);
+                    assert_eq!(on(&t).len(), at_once.min(with_work));
                 }
                 for l in 0..models {
                     assert!(!t[l].on || w[l].busy, "model {l} on without work");
