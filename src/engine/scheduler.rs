@@ -9,7 +9,7 @@
 //!    the least work, at most MAX_BATCH live per model and compute thread and, while others
 //!    are decoding, a bounded number of source pieces, so that decoding sentences keep moving;
 //! 3. when more models have work than there are compute threads, picks the models that step
-//!    this round, two per thread: they take turns ([`turns`]), a round each, in which each steps its sentences
+//!    this round, two per thread (one on a server): they take turns ([`turns`]), a round each, in which each steps its sentences
 //!    up to [`turns::TURN_STEPS`] times, its weights staying in the caches from step to step;
 //! 4. places the round's work on the parts ([`place`]) so that every part has about as much
 //!    work this round (a part that encodes a new sentence decodes fewer rows), each model's
@@ -490,7 +490,7 @@ impl Scheduler {
     }
 
     /// Which models step this round ([`turns::next`]): [`turns::MODELS_PER_THREAD`] per compute
-    /// thread at a time, when more models than threads have work.
+    /// thread at a time (one on a server), when more models than threads have work.
     fn turns(&mut self) {
         let work: Vec<turns::Work> = (0..self.lanes.len())
             .map(|l| {
@@ -504,7 +504,10 @@ impl Scheduler {
             .collect();
         let mut t: Vec<turns::Turn> = self.lanes.iter().map(|l| l.turn).collect();
         let threads = self.parts.len();
-        self.taking_turns = turns::next(&mut t, &work, threads, threads * turns::MODELS_PER_THREAD);
+        // On a server a turn's steps end after FAIR_TURN_TIME for the whole part, so a second
+        // model in a part would get one step for its turn and wait a whole cycle again.
+        let per_thread = if self.opts.light_places > 0 { 1 } else { turns::MODELS_PER_THREAD };
+        self.taking_turns = turns::next(&mut t, &work, threads, threads * per_thread);
         for (lane, t) in self.lanes.iter_mut().zip(t) {
             lane.turn = t;
         }

@@ -43,7 +43,9 @@ pub(super) const TURN_STEPS: usize = 64;
 /// one per thread 906–943 posts/s, p99 130–152 ms; two 981–1,039, p99 116–130; three 944–1,024;
 /// four 1,001–1,030. One thread (1,500 posts) is unchanged: 515–542 against 540–541; so are three
 /// directions, whose models now all step in a round, each its turn (1,031–1,063 against
-/// 1,035–1,070).
+/// 1,035–1,070). Not on a server: there a round's steps end after `FAIR_TURN_TIME` for the whole
+/// part, so the second model of a part got one step for its turn and then waited a whole cycle
+/// again (`benches/serve/run 20 5000 64`: p99 735–790 ms against 492–527 with one per thread).
 pub(super) const MODELS_PER_THREAD: usize = 2;
 
 /// What a model with light requests' work counts as having waited already, in rounds: it goes
