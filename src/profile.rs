@@ -33,9 +33,12 @@ pub enum Kind {
     Scheduling,
     /// The scheduler waiting for requests.
     Waiting,
+    /// Compute threads idle at the end of a round, their part done before another's (rounds
+    /// split by rows; a round ends when every part is done).
+    RoundEnd,
 }
 
-const KINDS: [Kind; 12] = [
+const KINDS: [Kind; 13] = [
     Kind::Encoder,
     Kind::Decoder,
     Kind::Products,
@@ -48,6 +51,7 @@ const KINDS: [Kind; 12] = [
     Kind::Argmax,
     Kind::Scheduling,
     Kind::Waiting,
+    Kind::RoundEnd,
 ];
 
 impl Kind {
@@ -65,6 +69,7 @@ impl Kind {
             Kind::Argmax => "argmax",
             Kind::Scheduling => "scheduling",
             Kind::Waiting => "waiting",
+            Kind::RoundEnd => "round's end",
         }
     }
 }
@@ -117,6 +122,13 @@ impl Drop for Timer {
 #[inline]
 pub fn time(kind: Kind) -> Timer {
     Timer(enabled().then(|| (kind, Instant::now())))
+}
+
+/// Adds `d` to `kind` (for spans not timed by one guard).
+pub fn add(kind: Kind, d: std::time::Duration) {
+    if enabled() {
+        NANOS[kind as usize].fetch_add(d.as_nanos() as u64, Ordering::Relaxed);
+    }
 }
 
 /// Adds one to `what` when profiling is on.

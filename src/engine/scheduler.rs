@@ -411,7 +411,20 @@ impl Scheduler {
                 }
             }
         } else {
-            self.pool.install(|| parts.par_iter_mut().for_each(|p| p.work(&rt, models, on, steps, heavy_rows)));
+            let round = profile::enabled().then(std::time::Instant::now);
+            self.pool.install(|| {
+                parts.par_iter_mut().for_each(|p| {
+                    let t = round.map(|_| std::time::Instant::now());
+                    p.work(&rt, models, on, steps, heavy_rows);
+                    if let Some(t) = t {
+                        p.worked = t.elapsed();
+                    }
+                })
+            });
+            if let Some(round) = round {
+                let wall = round.elapsed();
+                profile::add(Kind::RoundEnd, parts.iter().map(|p| wall.saturating_sub(p.worked)).sum());
+            }
         }
     }
 

@@ -76,6 +76,9 @@ pub(super) struct Part {
     pub(super) lanes: Vec<PartLane>,
     pub(super) done: Vec<(Owner, Vec<u32>, Vec<f32>)>,
     pub(super) failed: Vec<(Owner, EngineError)>,
+    /// How long its work took in the last round split by rows (`RESEAM_MT_PROFILE`: the others'
+    /// wait for it is the round's end).
+    pub(super) worked: std::time::Duration,
 }
 
 impl Part {
