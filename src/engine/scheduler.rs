@@ -9,8 +9,9 @@
 //!    the least work, at most MAX_BATCH live per model and compute thread and, while others
 //!    are decoding, a bounded number of source pieces, so that decoding sentences keep moving;
 //! 3. when more models have work than there are compute threads, picks the models that step
-//!    this round, two per thread (one on a server): they take turns ([`turns`]), a round each, in which each steps its sentences
-//!    up to [`turns::TURN_STEPS`] times, its weights staying in the caches from step to step;
+//!    this round, two per thread (one on a server): they take turns ([`turns`]), a round each,
+//!    in which each steps its sentences up to [`turns::TURN_STEPS`] times, its weights staying
+//!    in the caches from step to step;
 //! 4. places the round's work on the parts ([`place`]) so that every part has about as much
 //!    work this round (a part that encodes a new sentence decodes fewer rows), each model's
 //!    work in one part where that balance allows (each part holding some reads its weights);
