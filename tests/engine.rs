@@ -106,6 +106,34 @@ fn a_sentence_translates_the_same_alone_and_in_a_batch_of_64() {
     }
 }
 
+/// The encoder takes a batch through its layers in blocks of whole sentences (at most
+/// `ENCODE_BLOCK_ROWS` rows): each of the 300 held-out lines encoded in one batch of all of them
+/// (many blocks, each ending where the next sentence would not fit) gives the same bits of
+/// cross-attention keys and values as encoded alone, in both arithmetics.
+#[test]
+fn the_encoder_gives_each_sentence_the_same_bits_in_a_batch_of_many_blocks() {
+    use reseam::marian::search::Buffers;
+    use reseam::marian::transformer::{ENCODE_BLOCK_ROWS, Runtime};
+    let m = Model::load(&files("model.esen.intgemm.alphas.bin", true), false).unwrap();
+    let src = ids("heldout.es.ids");
+    let rows: usize = src.iter().map(Vec::len).sum();
+    assert!(rows > 10 * ENCODE_BLOCK_ROWS, "{rows} rows make too few blocks");
+    let all: Vec<&[u32]> = src.iter().map(Vec::as_slice).collect();
+    let bits = |v: &[Vec<f32>]| v.iter().map(|l| l.iter().map(|x| x.to_bits()).collect::<Vec<_>>()).collect::<Vec<_>>();
+    for arith in [Arithmetic::Saturating, Arithmetic::Exact] {
+        let rt = Runtime::new(kernels(), arith, false);
+        let mut buf = Buffers::default();
+        let together = m.marian.encode(&rt, buf.workspace(), &all).unwrap();
+        assert_eq!(together.len(), src.len());
+        for (i, (t, s)) in together.iter().zip(&all).enumerate() {
+            let alone = m.marian.encode(&rt, buf.workspace(), &[s]).unwrap().remove(0);
+            assert_eq!(t.len, s.len(), "line {}", i + 1);
+            assert!(bits(&t.kv) == bits(&alone.kv), "line {}, {arith:?}: keys and values differ", i + 1);
+            assert!(bits(&t.keys_t) == bits(&alone.keys_t), "line {}, {arith:?}: transposed keys differ", i + 1);
+        }
+    }
+}
+
 #[test]
 fn output_layer_requantization_gives_back_the_file_int8() {
     let bytes = std::fs::read(esen().join("model.esen.intgemm.alphas.bin")).unwrap();

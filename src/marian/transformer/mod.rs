@@ -18,7 +18,7 @@ use std::ops::Range;
 use reseam_kernels::{Arithmetic, Kernels, ShapeError};
 
 pub use decoder::{DecoderState, StepInput, StepRow};
-pub use encoder::EncoderOut;
+pub use encoder::{ENCODE_BLOCK_ROWS, EncoderOut};
 pub use output::{OutputLayer, ShortOutput};
 pub use weights::WeightError;
 
