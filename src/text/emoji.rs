@@ -14,6 +14,9 @@ use unicode_segmentation::UnicodeSegmentation;
 /// Byte ranges of runs of emoji in `text` (adjacent emoji form one run), in order.
 pub(crate) fn find(text: &str) -> Vec<Range<usize>> {
     let mut runs: Vec<Range<usize>> = Vec::new();
+    if !text.chars().any(may_be_emoji) {
+        return runs;
+    }
     for (i, g) in text.grapheme_indices(true) {
         let start = if is_emoji(g) {
             i
@@ -29,6 +32,15 @@ pub(crate) fn find(text: &str) -> Vec<Range<usize>> {
         }
     }
     runs
+}
+
+/// Whether `c` can make a grapheme an emoji or hold one. Below U+203C (‼) the only emoji
+/// characters are `©`, `®` and ASCII digits, `#` and `*`, and those count only beside U+FE0F or
+/// U+20E3, both above it (checked for every character below it in a test). So text with none of
+/// these holds no emoji, and most posts skip the segmentation into graphemes (on the thread that
+/// feeds the engine, which shares the cores with the compute threads).
+fn may_be_emoji(c: char) -> bool {
+    c >= '\u{203C}' || c == '©' || c == '®'
 }
 
 /// Whether one grapheme cluster is an emoji.
@@ -82,6 +94,23 @@ mod tests {
         assert_eq!(emoji("🔥🔥🔥😂 fin 🔥 🔥"), ["🔥🔥🔥😂", "🔥", "🔥"]);
         assert_eq!(emoji("tono suelto 🏽"), ["🏽"]);
         assert_eq!(emoji("x\u{FE0F} y ©\u{FE0F}"), ["©\u{FE0F}"]);
+    }
+
+    #[test]
+    fn no_character_below_the_first_that_may_be_emoji_makes_one() {
+        for c in ('\0'..'\u{203C}').filter(|&c| !may_be_emoji(c)) {
+            assert!(!is_presentation(c), "{c:?}");
+            assert!(!is_emoji(&c.to_string()), "{c:?}");
+            let status = c.emoji_status();
+            let component = c == '\u{200D}' && status == EmojiStatus::NonEmojiButEmojiComponent; // the joiner
+            assert!(status == EmojiStatus::NonEmoji || component || c.is_ascii(), "{c:?} is {status:?}");
+            // Any grapheme it starts has characters below U+203C only, or one that may be emoji.
+            assert!(!c.is_emoji_char() || c.is_ascii(), "{c:?}");
+        }
+        assert!('‼'.is_emoji_char() && '©'.is_emoji_char() && '®'.is_emoji_char());
+        assert_eq!(emoji("Hola, ¿qué tal? Años: 1 # 2 * 3 «ñ» €"), Vec::<&str>::new());
+        assert_eq!(emoji("a © b"), Vec::<&str>::new());
+        assert_eq!(emoji("pulsa 1\u{FE0F}\u{20E3}"), ["1\u{FE0F}\u{20E3}"]);
     }
 
     #[test]
