@@ -107,15 +107,21 @@ fn a_sentence_translates_the_same_alone_and_in_a_batch_of_64() {
 }
 
 /// The encoder takes a batch through its layers in blocks of whole sentences (at most
-/// `ENCODE_BLOCK_ROWS` rows): each of the 300 held-out lines encoded in one batch of all of them
-/// (many blocks, each ending where the next sentence would not fit) gives the same bits of
-/// cross-attention keys and values as encoded alone, in both arithmetics.
+/// `ENCODE_BLOCK_ROWS` rows): the 300 held-out lines and one sentence longer than a block,
+/// encoded in one batch (many blocks, each ending where the next sentence would not fit), give
+/// each sentence the same bits of cross-attention keys and values as encoded alone, in both
+/// arithmetics.
 #[test]
 fn the_encoder_gives_each_sentence_the_same_bits_in_a_batch_of_many_blocks() {
     use reseam::marian::search::Buffers;
     use reseam::marian::transformer::{ENCODE_BLOCK_ROWS, Runtime};
     let m = Model::load(&files("model.esen.intgemm.alphas.bin", true), false).unwrap();
-    let src = ids("heldout.es.ids");
+    let mut src = ids("heldout.es.ids");
+    // And one sentence longer than a block (a block alone), between two others.
+    let eos = *src[0].last().unwrap();
+    let long: Vec<u32> =
+        src.iter().flat_map(|s| &s[..s.len() - 1]).copied().take(ENCODE_BLOCK_ROWS + 40).chain([eos]).collect();
+    src.insert(150, long);
     let rows: usize = src.iter().map(Vec::len).sum();
     assert!(rows > 10 * ENCODE_BLOCK_ROWS, "{rows} rows make too few blocks");
     let all: Vec<&[u32]> = src.iter().map(Vec::as_slice).collect();
