@@ -6,12 +6,22 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 /// Writes the signal of position `pos` into `out` (`out.len()` = model dimension).
 pub fn sinusoid(pos: usize, out: &mut [f32]) {
-    let dim = out.len();
+    sinusoid_at(pos, &frequencies(out.len()), out);
+}
+
+/// Marian's `exp(i · −ln 10000 / (dim/2 − 1))` for `i` in `0..dim/2`, the same for every
+/// position: made once per table, not once per position (512 × 128 `expf` calls at every start).
+fn frequencies(dim: usize) -> Vec<f32> {
     let timescales = dim as f32 / 2.0;
     let inc = 10000f32.ln() / (timescales - 1.0);
-    let half = dim / 2;
-    for i in 0..half {
-        let v = pos as f32 * (i as f32 * -inc).exp();
+    (0..dim / 2).map(|i| (i as f32 * -inc).exp()).collect()
+}
+
+/// [`sinusoid`] with the [`frequencies`] of `out.len()` given.
+fn sinusoid_at(pos: usize, freqs: &[f32], out: &mut [f32]) {
+    let half = out.len() / 2;
+    for (i, f) in freqs.iter().enumerate() {
+        let v = pos as f32 * f;
         out[i] = v.sin();
         out[half + i] = v.cos();
     }
@@ -34,8 +44,9 @@ impl PositionTable {
             return PositionTable { dim, table };
         }
         let mut table = vec![0f32; dim * positions];
+        let freqs = frequencies(dim);
         for (p, row) in table.chunks_exact_mut(dim).enumerate() {
-            sinusoid(p, row);
+            sinusoid_at(p, &freqs, row);
         }
         let table = Arc::new(table);
         tables.retain(|_, t| t.strong_count() > 0);
@@ -74,6 +85,24 @@ mod tests {
         t.add_to(9, &mut a);
         sinusoid(9, &mut b);
         assert_eq!(a, b);
+    }
+
+    /// Marian's formula written out per element, as `inits::sinusoidalPositionEmbeddings` has it.
+    #[test]
+    fn the_table_is_marians_formula_bit_for_bit() {
+        for dim in [8, 256, 512] {
+            let t = PositionTable::new(dim, 512);
+            let inc = 10000f32.ln() / (dim as f32 / 2.0 - 1.0);
+            for pos in [0, 1, 7, 100, 511, 600] {
+                let mut got = vec![0f32; dim];
+                t.add_to(pos, &mut got);
+                for i in 0..dim / 2 {
+                    let v = pos as f32 * (i as f32 * -inc).exp();
+                    assert_eq!(got[i].to_bits(), v.sin().to_bits(), "dim {dim} pos {pos} sin {i}");
+                    assert_eq!(got[dim / 2 + i].to_bits(), v.cos().to_bits(), "dim {dim} pos {pos} cos {i}");
+                }
+            }
+        }
     }
 
     #[test]
