@@ -247,12 +247,13 @@ pub(crate) unsafe fn gemm_exact(p: &Part) {
         for nb in p.blocks.clone() {
             let r = p.rows.len();
             let i = p.rows.start;
+            // SAFETY: block `nb` is in the part.
+            let ep = unsafe { BlockEp::new(p, nb) };
             macro_rules! call {
                 ($r:literal, $c:literal) => {
-                    // SAFETY: rows `i .. i + r` and block `nb` lie inside the part, and the signed
-                    // form gets only rows below 255.
+                    // SAFETY: rows `i .. i + r` and block `nb` lie inside the part, `ep` is its,
+                    // and the signed form gets only rows below 255.
                     unsafe {
-                        let ep = BlockEp::new(p, nb);
                         if signed {
                             tile_bytes::<$r, SIGNED>(p, i, nb, &ep)
                         } else {
