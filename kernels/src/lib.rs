@@ -19,7 +19,8 @@
 //! what Marian's `UnquantizeAndAddBiasAndWrite` callback does and results must match it exactly.
 //!
 //! Entry points: [`dispatch::kernels`] (the process-wide table) with [`Kernels::gemm`] and
-//! [`Kernels::quantize`]; [`Kernels::gemm_region`] for one rectangle of a product; and
+//! [`Kernels::quantize`]; [`Kernels::gemm_region`] for one rectangle of a product, and
+//! [`Kernels::gemm_columns`] for a slice of columns into an output of their width; and
 //! [`Kernels::split`], which cuts a product into [`GemmTask`]s that any thread pool can run (by
 //! rows for throughput, by columns for latency), so schedulers never touch raw pointers. Rows
 //! of activations in [`pack::AlignedBytes`] with stride `k_padded` are read fastest.

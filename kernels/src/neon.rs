@@ -201,22 +201,26 @@ impl<'a> BlockEp<'a> {
             }
         }
         match out {
-            Out::F32 { ptr, stride } => {
+            Out::F32 { ptr, stride, col0 } => {
                 let mut tmp = [0f32; N_BLOCK];
                 for (c, x) in x.iter().enumerate() {
                     // SAFETY: `tmp` holds 16 floats.
                     unsafe { vst1q_f32(tmp.as_mut_ptr().add(4 * c), *x) };
                 }
                 // SAFETY: the output holds row `i`, columns `j0 .. j0 + valid`.
-                unsafe { std::ptr::copy_nonoverlapping(tmp.as_ptr(), ptr.add(i * stride + self.j0), self.valid) };
+                unsafe {
+                    std::ptr::copy_nonoverlapping(tmp.as_ptr(), ptr.add(i * stride + self.j0 - col0), self.valid)
+                };
             }
-            Out::U8 { ptr, stride, scale } => {
+            Out::U8 { ptr, stride, scale, col0 } => {
                 let q = quantize16(x, scale);
                 let mut tmp = [0u8; N_BLOCK];
                 // SAFETY: `tmp` holds 16 bytes.
                 unsafe { vst1q_u8(tmp.as_mut_ptr(), q) };
                 // SAFETY: the output holds row `i`, columns `j0 .. j0 + valid`.
-                unsafe { std::ptr::copy_nonoverlapping(tmp.as_ptr(), ptr.add(i * stride + self.j0), self.valid) };
+                unsafe {
+                    std::ptr::copy_nonoverlapping(tmp.as_ptr(), ptr.add(i * stride + self.j0 - col0), self.valid)
+                };
             }
         }
     }

@@ -12,11 +12,13 @@ use std::ops::Range;
 use crate::pack::{N_BLOCK, QUAD};
 use crate::{Epilogue, Output, PackedB, QuantizedA, Scale, ShapeError};
 
-/// Where results go, as a raw pointer (see the module doc).
+/// Where results go, as a raw pointer (see the module doc): element `(i, j)` of the product at
+/// `ptr + i·stride + (j − col0)`. `col0` is 0 unless the output holds only some columns
+/// ([`Part::columns`]).
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Out {
-    F32 { ptr: *mut f32, stride: usize },
-    U8 { ptr: *mut u8, stride: usize, scale: f32 },
+    F32 { ptr: *mut f32, stride: usize, col0: usize },
+    U8 { ptr: *mut u8, stride: usize, scale: f32, col0: usize },
 }
 
 /// Rows `rows` and column blocks `blocks` (of [`N_BLOCK`] columns) of one product.
@@ -59,21 +61,51 @@ impl<'t> Part<'t> {
         ep: &Epilogue<'t>,
         out: &'t mut Output<'_>,
     ) -> Result<Part<'t>, ShapeError> {
-        check(a, b, ep, out)?;
+        check(a, b, ep)?;
+        check_output(out, a.rows, b.n())?;
+        Ok(Part::unchecked(a, b, ep, out, 0, 0..b.n_padded() / N_BLOCK))
+    }
+
+    /// Checks columns `cols` of a product whose output holds only those columns (its column 0
+    /// is column `cols.start` of the product) and returns them as one part. `cols` starts on a
+    /// multiple of [`N_BLOCK`] and ends on one or at `b.n()`; the epilogue's vectors still hold
+    /// every column of the product.
+    pub fn columns(
+        a: &QuantizedA<'t>,
+        b: &'t PackedB,
+        ep: &Epilogue<'t>,
+        out: &'t mut Output<'_>,
+        cols: Range<usize>,
+    ) -> Result<Part<'t>, ShapeError> {
+        let n = b.n();
+        let bad = cols.start > cols.end
+            || cols.end > n
+            || !cols.start.is_multiple_of(N_BLOCK)
+            || !(cols.end.is_multiple_of(N_BLOCK) || cols.end == n);
+        if bad {
+            return Err(ShapeError::Region { rows: 0..a.rows, cols, m: a.rows, n, block: N_BLOCK });
+        }
+        check(a, b, ep)?;
+        check_output(out, a.rows, cols.len())?;
+        let blocks = cols.start / N_BLOCK..cols.end.div_ceil(N_BLOCK);
+        Ok(Part::unchecked(a, b, ep, out, cols.start, blocks))
+    }
+
+    fn unchecked(
+        a: &QuantizedA<'t>,
+        b: &'t PackedB,
+        ep: &Epilogue<'t>,
+        out: &'t mut Output<'_>,
+        col0: usize,
+        blocks: Range<usize>,
+    ) -> Part<'t> {
         let out = match out {
-            Output::F32 { data, stride } => Out::F32 { ptr: data.as_mut_ptr(), stride: *stride },
-            Output::U8 { data, stride, scale } => Out::U8 { ptr: data.as_mut_ptr(), stride: *stride, scale: *scale },
+            Output::F32 { data, stride } => Out::F32 { ptr: data.as_mut_ptr(), stride: *stride, col0 },
+            Output::U8 { data, stride, scale } => {
+                Out::U8 { ptr: data.as_mut_ptr(), stride: *stride, scale: *scale, col0 }
+            }
         };
-        Ok(Part {
-            a: *a,
-            b,
-            b_bytes: b.as_bytes(),
-            ep: *ep,
-            out,
-            rows: 0..a.rows,
-            blocks: 0..b.n_padded() / N_BLOCK,
-            _out: PhantomData,
-        })
+        Part { a: *a, b, b_bytes: b.as_bytes(), ep: *ep, out, rows: 0..a.rows, blocks, _out: PhantomData }
     }
 
     /// The part of `self` in rows `rows` and column blocks `blocks` (both inside `self`'s).
@@ -235,7 +267,7 @@ impl std::fmt::Debug for GemmTask<'_> {
     }
 }
 
-fn check(a: &QuantizedA, b: &PackedB, ep: &Epilogue, out: &Output) -> Result<(), ShapeError> {
+fn check(a: &QuantizedA, b: &PackedB, ep: &Epilogue) -> Result<(), ShapeError> {
     let (kp, n, rows) = (b.k_padded(), b.n(), a.rows);
     if a.stride < kp {
         return Err(ShapeError::Stride { stride: a.stride, k_padded: kp });
@@ -261,12 +293,17 @@ fn check(a: &QuantizedA, b: &PackedB, ep: &Epilogue, out: &Output) -> Result<(),
             vec("column scales", cols.len(), n)?;
         }
     }
+    Ok(())
+}
+
+/// The output holds `rows` rows of `width` elements.
+fn check_output(out: &Output, rows: usize, width: usize) -> Result<(), ShapeError> {
     let (len, stride) = match out {
         Output::F32 { data, stride } => (data.len(), *stride),
         Output::U8 { data, stride, .. } => (data.len(), *stride),
     };
-    let need = if rows == 0 { 0 } else { (rows - 1) * stride + n };
-    if stride < n || len < need {
+    let need = if rows == 0 { 0 } else { (rows - 1) * stride + width };
+    if stride < width || len < need {
         return Err(ShapeError::Output { rows, stride, len, need });
     }
     Ok(())
@@ -275,6 +312,31 @@ fn check(a: &QuantizedA, b: &PackedB, ep: &Epilogue, out: &Output) -> Result<(),
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn columns_are_checked() {
+        let (k, n, m) = (8, 40, 3);
+        let b = PackedB::from_transposed(&vec![1i8; k * n], k, n);
+        let a = vec![1u8; m * b.k_padded()];
+        let qa = QuantizedA { data: &a, rows: m, stride: b.k_padded() };
+        let bias = vec![0f32; n];
+        let ep = Epilogue { zero_fix: None, scale: Scale::Uniform(1.0), bias: Some(&bias), relu: false };
+        let mut data = vec![0f32; m * n];
+        let mut try_cols = |cols: Range<usize>, stride: usize| {
+            let mut out = Output::F32 { data: &mut data[..m * stride], stride };
+            Part::columns(&qa, &b, &ep, &mut out, cols).map(|p| (p.rows.clone(), p.blocks.clone()))
+        };
+        assert_eq!(try_cols(16..40, 24).unwrap(), (0..3, 1..3));
+        assert_eq!(try_cols(0..16, 16).unwrap(), (0..3, 0..1));
+        assert_eq!(try_cols(32..32, 1).unwrap(), (0..3, 2..2));
+        assert!(matches!(try_cols(8..40, 32), Err(ShapeError::Region { .. })), "a start off the blocks");
+        assert!(matches!(try_cols(0..20, 20), Err(ShapeError::Region { .. })), "an end off the blocks before n");
+        assert!(matches!(try_cols(16..48, 32), Err(ShapeError::Region { .. })), "an end past n");
+        assert!(matches!(try_cols(16..40, 23), Err(ShapeError::Output { .. })), "rows narrower than the columns");
+        let short = Epilogue { bias: Some(&bias[..20]), ..ep };
+        let mut out = Output::F32 { data: &mut data[..m * 16], stride: 16 };
+        assert!(matches!(Part::columns(&qa, &b, &short, &mut out, 0..16), Err(ShapeError::Vector { .. })));
+    }
 
     #[test]
     fn ranges_cover_in_grains() {

@@ -187,8 +187,16 @@ fn check_case(c: &Case) -> Result<(), TestCaseError> {
             let rows = rows.start.min(rows.end)..rows.end;
             let (mut buf, stride) = Buf::new(c);
             let region = (rows.clone(), cols.clone());
-            k.gemm_region(arith, &d.qa(c.m), &d.b, &d.epilogue(c), &mut buf.output(stride, d.out_scale), rows, cols)
-                .unwrap();
+            k.gemm_region(
+                arith,
+                &d.qa(c.m),
+                &d.b,
+                &d.epilogue(c),
+                &mut buf.output(stride, d.out_scale),
+                rows,
+                cols.clone(),
+            )
+            .unwrap();
             let got = buf.bits();
             let marker = if c.u8_out { UNTOUCHED_U8 as u32 } else { UNTOUCHED_F32.to_bits() };
             for (at, (&w, &g)) in want.iter().zip(&got).enumerate() {
@@ -202,6 +210,39 @@ fn check_case(c: &Case) -> Result<(), TestCaseError> {
                     k.name(),
                     arith.name(),
                     region,
+                    i,
+                    j,
+                    c
+                );
+            }
+
+            // The same columns into an output that holds only them: each element is the
+            // reference's, moved `cols.start` to the left, and the padding stays untouched.
+            let width = cols.len() + c.out_pad;
+            let mut small = if c.u8_out {
+                Buf::U8(vec![UNTOUCHED_U8; c.m * width])
+            } else {
+                Buf::F32(vec![UNTOUCHED_F32; c.m * width])
+            };
+            k.gemm_columns(
+                arith,
+                &d.qa(c.m),
+                &d.b,
+                &d.epilogue(c),
+                &mut small.output(width, d.out_scale),
+                cols.clone(),
+            )
+            .unwrap();
+            for (at, &g) in small.bits().iter().enumerate() {
+                let (i, j) = (at / width, at % width);
+                let expect = if j < cols.len() { want[i * stride + cols.start + j] } else { marker };
+                prop_assert_eq!(
+                    g,
+                    expect,
+                    "{} {} columns {:?} at ({}, {}) on {:?}",
+                    k.name(),
+                    arith.name(),
+                    cols,
                     i,
                     j,
                     c

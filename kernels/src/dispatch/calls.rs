@@ -258,6 +258,25 @@ impl Kernels {
         Ok(())
     }
 
+    /// Only columns `cols` of the product, into an output that holds just those columns (its
+    /// column 0 is column `cols.start`): a product taken a slice of columns at a time, each
+    /// slice's results used while they are in cache. `cols` starts on a multiple of
+    /// [`crate::pack::N_BLOCK`] and ends on one or at `b.n()`; the epilogue's vectors cover
+    /// the whole product.
+    pub fn gemm_columns(
+        &self,
+        arith: Arithmetic,
+        a: &QuantizedA,
+        b: &PackedB,
+        ep: &Epilogue,
+        out: &mut Output,
+        cols: Range<usize>,
+    ) -> Result<(), ShapeError> {
+        let part = Part::columns(a, b, ep, out, cols)?;
+        self.run(arith, &part);
+        Ok(())
+    }
+
     /// The whole product as one task, checked, to be run or cut with
     /// [`GemmTask::split_columns`] without allocating.
     pub fn task<'t>(

@@ -356,8 +356,8 @@ unsafe fn part(p: &Part, dot: fn(&[u8], &PackedB, usize) -> i32) {
             // `p.rows` and column below `n`, and that no one else writes it now.
             unsafe {
                 match p.out {
-                    Out::F32 { ptr, stride } => *ptr.add(i * stride + j) = x,
-                    Out::U8 { ptr, stride, scale } => *ptr.add(i * stride + j) = quantize_one(x, scale),
+                    Out::F32 { ptr, stride, col0 } => *ptr.add(i * stride + j - col0) = x,
+                    Out::U8 { ptr, stride, scale, col0 } => *ptr.add(i * stride + j - col0) = quantize_one(x, scale),
                 }
             }
         }

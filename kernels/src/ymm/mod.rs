@@ -77,9 +77,9 @@ impl<'a> BlockEp<'a> {
             }
         }
         match out {
-            Out::F32 { ptr, stride } => {
+            Out::F32 { ptr, stride, col0 } => {
                 // SAFETY: the output holds row `i`, columns `j0 .. j0 + valid`.
-                let dst = unsafe { ptr.add(i * stride + self.j0) };
+                let dst = unsafe { ptr.add(i * stride + self.j0 - col0) };
                 if self.valid == N_BLOCK {
                     // SAFETY: 16 writable floats at `dst`.
                     unsafe {
@@ -96,10 +96,10 @@ impl<'a> BlockEp<'a> {
                     }
                 }
             }
-            Out::U8 { ptr, stride, scale } => {
+            Out::U8 { ptr, stride, scale, col0 } => {
                 let q = quantize16(x, _mm256_set1_ps(scale));
                 // SAFETY: the output holds row `i`, columns `j0 .. j0 + valid`.
-                let dst = unsafe { ptr.add(i * stride + self.j0) };
+                let dst = unsafe { ptr.add(i * stride + self.j0 - col0) };
                 if self.valid == N_BLOCK {
                     // SAFETY: 16 writable bytes at `dst`.
                     unsafe { _mm_storeu_si128(dst.cast(), q) };

@@ -77,11 +77,13 @@ impl<'a> BlockEp<'a> {
         }
         match out {
             // SAFETY: the output holds row `i`, columns `j0 .. n`; the mask stops at `n`.
-            Out::F32 { ptr, stride } => unsafe { _mm512_mask_storeu_ps(ptr.add(i * stride + self.j0), self.mask, x) },
-            Out::U8 { ptr, stride, scale } => {
+            Out::F32 { ptr, stride, col0 } => unsafe {
+                _mm512_mask_storeu_ps(ptr.add(i * stride + self.j0 - col0), self.mask, x)
+            },
+            Out::U8 { ptr, stride, scale, col0 } => {
                 let q = quantize16(x, _mm512_set1_ps(scale));
                 // SAFETY: as above.
-                unsafe { _mm512_mask_cvtepi32_storeu_epi8(ptr.add(i * stride + self.j0).cast(), self.mask, q) }
+                unsafe { _mm512_mask_cvtepi32_storeu_epi8(ptr.add(i * stride + self.j0 - col0).cast(), self.mask, q) }
             }
         }
     }
