@@ -70,6 +70,7 @@ type RowFn = unsafe fn(&mut [f32]);
 type RowsFn = unsafe fn(&mut [f32], usize);
 type AddNormFn = unsafe fn(&mut [f32], &[f32], &[f32], &[f32], &mut Vec<f32>);
 type ScanFn = unsafe fn(&[f32]) -> crate::scan::Top2;
+type LargestFn = unsafe fn(&[f32]) -> crate::scan::Largest;
 type SsruFn = unsafe fn(&mut [f32], &[f32], &[f32], &mut [f32]);
 type ChainFn = unsafe fn(&scalar::Chain, &mut [f32]);
 type TransposeFn = unsafe fn(&crate::transpose::Transpose, &mut [f32]);
@@ -110,8 +111,9 @@ pub struct Kernels {
     softmax: (RowsFn, RowFn, &'static str),
     /// Marian's residual add and layer norm ([`crate::norm::add_layer_norm`]).
     norm: AddNormFn,
-    /// The greedy choice's scan of a row of logits ([`crate::scan::top2`]).
-    scan: ScanFn,
+    /// The greedy choice's scans of a row of logits ([`crate::scan::top2`],
+    /// [`crate::scan::largest`]).
+    scan: (ScanFn, LargestFn),
     /// The decoder's SSRU cell over a row ([`crate::ssru::ssru_row`]).
     ssru: SsruFn,
     /// Marian's attention products over several query rows ([`scalar::chain_products`]).
@@ -177,7 +179,7 @@ impl Kernels {
             exp_sum8: crate::cephes::max_and_exp_sum8,
             softmax: SOFTMAX_LIBM,
             norm: crate::norm::add_layer_norm_scalar,
-            scan: crate::scan::top2_scalar,
+            scan: (crate::scan::top2_scalar, crate::scan::largest_scalar),
             ssru: crate::ssru::ssru_scalar,
             chain: scalar::chain_products,
             transpose: crate::transpose::transpose_scalar,
@@ -417,11 +419,12 @@ fn table(isa: Isa) -> Result<Kernels, String> {
                 _ if glibc => (softmax_zmm::<true>, expf_zmm, "glibc expf on 16 lanes (zmm)"),
                 _ => (softmax_zmm::<false>, SOFTMAX_LIBM.1, SOFTMAX_LIBM.2),
             };
-            let (norm, scan, ssru): (AddNormFn, ScanFn, SsruFn) = match isa {
+            use crate::scan::{largest_ymm, largest_zmm, top2_ymm, top2_zmm};
+            let (norm, scan, ssru): (AddNormFn, (ScanFn, LargestFn), SsruFn) = match isa {
                 Isa::Avx2 | Isa::AvxVnni => {
-                    (crate::norm::add_layer_norm_ymm, crate::scan::top2_ymm, crate::ssru::ssru_ymm)
+                    (crate::norm::add_layer_norm_ymm, (top2_ymm, largest_ymm), crate::ssru::ssru_ymm)
                 }
-                _ => (crate::norm::add_layer_norm_zmm, crate::scan::top2_zmm, crate::ssru::ssru_zmm),
+                _ => (crate::norm::add_layer_norm_zmm, (top2_zmm, largest_zmm), crate::ssru::ssru_zmm),
             };
             let (attn, act, absmax, exp_sum8, chain, one_row): Float = match isa {
                 Isa::Avx2 | Isa::AvxVnni => (
@@ -488,7 +491,7 @@ fn table(isa: Isa) -> Result<Kernels, String> {
                 exp_sum8: crate::cephes::max_and_exp_sum8,
                 softmax: SOFTMAX_LIBM,
                 norm: crate::norm::add_layer_norm_scalar,
-                scan: crate::scan::top2_scalar,
+                scan: (crate::scan::top2_scalar, crate::scan::largest_scalar),
                 ssru: crate::ssru::ssru_scalar,
                 chain: scalar::chain_products,
                 transpose: crate::transpose::transpose_scalar,

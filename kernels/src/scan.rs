@@ -26,6 +26,119 @@ pub struct Top2 {
     pub second: f32,
 }
 
+/// What [`largest`] finds in a row.
+#[derive(Clone, Copy, Debug)]
+pub struct Largest {
+    /// Every value is finite. When not, `max` is not specified.
+    pub finite: bool,
+    /// The largest value (−∞ for an empty row); a zero's sign is not specified.
+    pub max: f32,
+}
+
+/// The specification of the quick pass: whether every value is finite, and the largest.
+pub fn largest(xs: &[f32]) -> Largest {
+    let mut l = Largest { finite: true, max: f32::NEG_INFINITY };
+    for &x in xs {
+        if !x.is_finite() {
+            l.finite = false;
+        } else if x > l.max {
+            l.max = x;
+        }
+    }
+    l
+}
+
+/// The specification as a table entry.
+pub(crate) unsafe fn largest_scalar(xs: &[f32]) -> Largest {
+    largest(xs)
+}
+
+/// [`largest`] in ymm registers ([`largest_lanes`] with 8 lanes).
+///
+/// # Safety
+/// The CPU has AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+pub(crate) unsafe fn largest_ymm(xs: &[f32]) -> Largest {
+    // SAFETY: the CPU has AVX2 and FMA, and they are enabled here, where the body inlines.
+    unsafe { largest_lanes(crate::lanes::Ymm::new(), xs) }
+}
+
+/// [`largest`] in zmm registers ([`largest_lanes`] with 16 lanes).
+///
+/// # Safety
+/// The CPU has AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2,fma")]
+pub(crate) unsafe fn largest_zmm(xs: &[f32]) -> Largest {
+    // SAFETY: the CPU has AVX-512F, and it is enabled here, where the body inlines.
+    unsafe { largest_lanes(crate::lanes::Zmm::new(), xs) }
+}
+
+/// [`largest`] in four sets of `N` lanes, each a chain of maxima and of the probe's
+/// multiply-adds (as in [`top2_lanes`]); a partial last block is loaded through a mask.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn largest_lanes<L: crate::lanes::Lanes>(l: L, xs: &[f32]) -> Largest {
+    const { assert!(L::N <= 16, "the lanes are stored in arrays of 16") };
+    let ninf = l.splat(f32::NEG_INFINITY);
+    let (mut m, mut z) = ([ninf; 4], [l.zero(); 4]);
+    let p = xs.as_ptr();
+    let full = xs.len() / L::N;
+    let mut b = 0;
+    while b + 4 <= full {
+        for s in 0..4 {
+            // SAFETY: block `b + s < full` is N values of `xs`.
+            let x = unsafe { l.load(p.add((b + s) * L::N)) };
+            z[s] = l.fmadd(x, l.zero(), z[s]);
+            m[s] = l.max(x, m[s]);
+        }
+        b += 4;
+    }
+    while b < full {
+        // SAFETY: block `b < full` is N values of `xs`.
+        let x = unsafe { l.load(p.add(b * L::N)) };
+        z[0] = l.fmadd(x, l.zero(), z[0]);
+        m[0] = l.max(x, m[0]);
+        b += 1;
+    }
+    let rest = xs.len() % L::N;
+    if rest > 0 {
+        let k = l.mask(0, rest);
+        // SAFETY: the masked load reads only the last `rest` values; the other lanes read as
+        // 0, which the probe adds harmlessly and which count as −∞ for the maximum.
+        let x = unsafe { l.load_masked(p.add(full * L::N), k) };
+        z[1] = l.fmadd(x, l.zero(), z[1]);
+        m[1] = l.max(l.blend(ninf, x, k), m[1]);
+    }
+    // `max(x, m)` takes `m` when `x` is NaN, and a NaN clears `finite` anyway.
+    let (mv, zv) = (l.max(l.max(m[0], m[1]), l.max(m[2], m[3])), l.add(l.add(z[0], z[1]), l.add(z[2], z[3])));
+    let (mut ml, mut zl) = ([0f32; 16], [0f32; 16]);
+    // SAFETY: each array holds 16 ≥ N floats.
+    unsafe {
+        l.store(ml.as_mut_ptr(), mv);
+        l.store(zl.as_mut_ptr(), zv);
+    }
+    let finite = zl[..L::N].iter().fold(0f32, |s, &v| s + v) == 0.0;
+    let max = ml[..L::N].iter().fold(f32::NEG_INFINITY, |a, &v| if v > a { v } else { a });
+    Largest { finite, max }
+}
+
+impl Top2 {
+    /// What [`top2`] gives for this row followed by `next`'s values, `next` describing its
+    /// values alone (its `at` counted from its start) and its start being column `offset` of
+    /// the whole. So a row can be scanned a piece at a time, in order: a later piece takes the
+    /// maximum only when strictly above it, as the running comparison does.
+    pub fn then(self, next: Top2, offset: usize) -> Top2 {
+        let finite = self.finite && next.finite;
+        if next.max > self.max {
+            Top2 { finite, max: next.max, at: offset + next.at, second: next.second.max(self.max) }
+        } else {
+            Top2 { finite, second: self.second.max(next.max), ..self }
+        }
+    }
+}
+
 /// The specification: one running comparison over the row.
 pub fn top2(xs: &[f32]) -> Top2 {
     let mut t = Top2 { finite: true, max: f32::NEG_INFINITY, at: 0, second: f32::NEG_INFINITY };

@@ -318,7 +318,8 @@ fn add_layer_norm_equals_reference() {
     }
 }
 
-/// The scan of a row of logits on every table equals the specification: lengths around the
+/// The scan of a row of logits on every table equals the specification (so does the quick
+/// pass, and the scan taken in pieces joined with `then`): lengths around the
 /// blocks of 16 and 8 up to a vocabulary, the maximum repeated (in one lane, in two lanes, in
 /// the padded tail), a runner-up one ulp below it before and after it, zeros of both signs,
 /// and NaN or infinities anywhere (where only `finite` is specified).
@@ -361,7 +362,27 @@ fn logit_scan_equals_reference() {
             rest.remove(want.at);
             assert_eq!(want.second, rest.iter().fold(f32::NEG_INFINITY, |m, &v| if v > m { v } else { m }));
         }
+        // Scanned in pieces and joined with `then`: the same as in one pass.
+        let mut cuts: Vec<usize> = (0..r.below(5)).map(|_| r.below(x.len() as u64 + 1) as usize).collect();
+        cuts.extend([0, x.len()]);
+        cuts.sort_unstable();
+        let pieces = cuts.windows(2).fold(top2(&[]), |t, w| t.then(top2(&x[w[0]..w[1]]), w[0]));
+        assert_eq!(pieces.finite, want.finite, "pieces {cuts:?} of {x:?}");
+        if want.finite {
+            assert_eq!((pieces.max.to_bits(), pieces.at, pieces.second), (want.max.to_bits(), want.at, want.second));
+        }
+        // The quick pass: finiteness and the largest value, as the scan finds them.
+        let quick = reseam_kernels::scan::largest(x);
+        assert_eq!(quick.finite, want.finite);
+        if want.finite {
+            assert_eq!(quick.max, want.max);
+        }
         for k in Kernels::candidates() {
+            let got = k.largest(x);
+            assert_eq!(got.finite, want.finite, "{} largest on {} values: {x:?}", k.name(), x.len());
+            if want.finite {
+                assert_eq!(got.max, want.max, "{} largest on {} values", k.name(), x.len());
+            }
             let got = k.top2(x);
             assert_eq!(got.finite, want.finite, "{} on {} values: {x:?}", k.name(), x.len());
             if want.finite {

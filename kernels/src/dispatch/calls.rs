@@ -136,7 +136,16 @@ impl Kernels {
     pub fn top2(&self, xs: &[f32]) -> crate::scan::Top2 {
         assert!(((xs.len() / 16) as u64) < 1 << 32, "top2: {} values", xs.len());
         // SAFETY: the table was built for an ISA this CPU runs, and the length is checked.
-        unsafe { (self.scan)(xs) }
+        unsafe { (self.scan.0)(xs) }
+    }
+
+    /// Whether every value of `xs` is finite, and its largest value (see
+    /// [`crate::scan::largest`]): a quicker pass that tells when a piece of a row cannot
+    /// change a [`crate::scan::Top2`] gathered so far.
+    #[inline]
+    pub fn largest(&self, xs: &[f32]) -> crate::scan::Largest {
+        // SAFETY: the table was built for an ISA this CPU runs; any length is fine.
+        unsafe { (self.scan.1)(xs) }
     }
 
     /// One step of the decoder's SSRU cell over a row (see [`crate::ssru::ssru_row`]): `c` is
