@@ -8,11 +8,14 @@
 //! the union of the batch's source words; reseam's are per sentence and equal Bergamot's for a
 //! sentence translated alone.)
 
+use reseam_kernels::scan::Top2;
 use reseam_kernels::{Arithmetic, Kernels, ShapeError};
 
 use crate::marian::Model;
 use crate::marian::layers::softmax::{log_softmax, max_and_log_sum};
-use crate::marian::transformer::{DecoderState, EncoderOut, Runtime, ShortOutput, StepInput, StepRow, Workspace};
+use crate::marian::transformer::{
+    DecoderState, EncoderOut, RowTops, Runtime, ShortOutput, StepInput, StepRow, Workspace,
+};
 use crate::profile::{self, Count, Kind};
 use crate::text::wrap::chunks;
 
@@ -207,6 +210,26 @@ impl Choice {
         self.path = score;
         Some(col)
     }
+
+    /// The column Marian picks from a row of `n` logits given only its [`RowTops`], where they
+    /// decide it; `None` when the row itself is needed ([`Choice::pick`] then, which makes the
+    /// same decision from the same tops first).
+    fn pick_tops(&mut self, tops: &RowTops, n: usize, unk_col: Option<usize>) -> Option<usize> {
+        if self.full {
+            return None;
+        }
+        let bound = if self.inexact { self.bound } else { self.path.abs() };
+        let after_start = unk_col.map_or(n, |u| u + 1);
+        match raw_decide(tops.before, tops.after, after_start, tops.unk, n, bound) {
+            Raw::Pick(col, bound) => {
+                profile::count(Count::RawRows);
+                self.inexact = true;
+                self.bound = bound;
+                Some(col)
+            }
+            Raw::Look { .. } | Raw::Full => None,
+        }
+    }
 }
 
 impl StepRow for Slot {
@@ -230,6 +253,7 @@ impl StepRow for Slot {
 pub struct Buffers {
     ws: Workspace,
     logits: Vec<f32>,
+    tops: Vec<RowTops>,
 }
 
 impl Buffers {
@@ -250,18 +274,44 @@ pub fn step(rt: &Runtime, model: &Model, buf: &mut Buffers, slots: &mut [Slot]) 
     let m = &model.marian;
     m.step(rt, &mut buf.ws, slots)?;
     let vocab = m.trg_vocab();
-    if buf.logits.len() < rows * vocab {
-        buf.logits.resize(rows * vocab, 0.0);
-    }
-    m.logits(rt, &mut buf.ws, rows, &|r| slots[r].short.as_ref(), &mut buf.logits, vocab)?;
     let (eos, unk) = (model.trg_vocab.eos(), model.trg_vocab.unk());
+    // Without shortlists, each row's choice from its tops where they decide it, and from its
+    // logits computed again alone where not (a near-tie, a replayed sentence: a few rows in
+    // thousands); otherwise every row's logits.
+    let tops = slots.iter().all(|s| s.short.is_none())
+        && m.logit_tops(rt, &mut buf.ws, rows, unk_column(None, unk), &mut buf.tops)?;
+    if !tops {
+        if buf.logits.len() < rows * vocab {
+            buf.logits.resize(rows * vocab, 0.0);
+        }
+        m.logits(rt, &mut buf.ws, rows, &|r| slots[r].short.as_ref(), &mut buf.logits, vocab)?;
+    } else if buf.logits.len() < vocab {
+        buf.logits.resize(vocab, 0.0);
+    }
     for (r, slot) in slots.iter_mut().enumerate() {
-        let ids = slot.short.as_ref().map(|s| s.ids.as_slice());
-        let n = ids.map(|v| v.len()).unwrap_or(vocab);
-        let row = &buf.logits[r * vocab..r * vocab + n];
-        let Some(token) = slot.pick(rt.kernels, row, unk) else {
-            slot.replay();
-            continue;
+        let picked = if tops {
+            slot.choice.pick_tops(&buf.tops[r], vocab, unk_column(None, unk)).map(|col| col as u32)
+        } else {
+            None
+        };
+        let token = match picked {
+            Some(t) => t,
+            None => {
+                let row = if tops {
+                    let row = &mut buf.logits[..vocab];
+                    m.logits_row(rt, &mut buf.ws, r, row)?;
+                    &row[..]
+                } else {
+                    let ids = slot.short.as_ref().map(|s| s.ids.as_slice());
+                    let n = ids.map(|v| v.len()).unwrap_or(vocab);
+                    &buf.logits[r * vocab..r * vocab + n]
+                };
+                let Some(token) = slot.pick(rt.kernels, row, unk) else {
+                    slot.replay();
+                    continue;
+                };
+                token
+            }
         };
         if token == eos {
             slot.done = true;
@@ -479,49 +529,64 @@ fn unk_column(ids: Option<&[u32]>, unk: u32) -> Option<usize> {
 /// full form if its path is exact, else it replays the sentence (a near-tie then needs the
 /// path score, and that is the sum of every earlier step's log-sum).
 fn raw_pick(kern: &Kernels, row: &[f32], unk_col: Option<usize>, path_bound: f32) -> Option<(usize, f32)> {
-    const SCALE: f32 = 1.0 / (1u32 << 20) as f32;
     let (before, after, unk_x) = match unk_col {
         Some(u) if u < row.len() => (&row[..u], &row[u + 1..], Some(row[u])),
         _ => (row, &row[..0], None),
     };
     // One pass over each side of `<unk>`: finiteness, the largest candidate `m` and its first
     // column, and the runner-up (the largest after taking `m` out once).
-    let (b, a) = (kern.top2(before), kern.top2(after));
+    match raw_decide(kern.top2(before), kern.top2(after), before.len() + 1, unk_x, row.len(), path_bound) {
+        Raw::Pick(col, bound) => Some((col, bound)),
+        Raw::Full => None,
+        Raw::Look { t, m, bound } => {
+            let col = match first_at_least(before, t) {
+                Some(j) => j,
+                None => before.len() + 1 + first_at_least(after, t)?,
+            };
+            (row[col] == m).then_some((col, bound))
+        }
+    }
+}
+
+/// What [`raw_pick`] makes of a row from its two sides' [`Top2`]s alone.
+enum Raw {
+    /// The column and the new path score's bound.
+    Pick(usize, f32),
+    /// A tie or a near-tie: the choice is the first candidate at least `t` if that is `m`,
+    /// else the full form's; `bound` as for `Pick`.
+    Look { t: f32, m: f32, bound: f32 },
+    /// The full form decides.
+    Full,
+}
+
+/// [`raw_pick`]'s decision for a row of `n` values: `b` and `a` scan the candidates before and
+/// after `<unk>` (whose own value is `unk_x`), `a` from column `after_start`.
+fn raw_decide(b: Top2, a: Top2, after_start: usize, unk_x: Option<f32>, n: usize, path_bound: f32) -> Raw {
+    const SCALE: f32 = 1.0 / (1u32 << 20) as f32;
     if !(b.finite && a.finite && unk_x.is_none_or(f32::is_finite)) {
-        return None;
+        return Raw::Full;
     }
     let (m, first, second) = if a.max > b.max {
-        (a.max, before.len() + 1 + a.at, a.second.max(b.max))
+        (a.max, after_start + a.at, a.second.max(b.max))
     } else {
         (b.max, b.at, b.second.max(a.max))
     };
     if !m.is_finite() {
-        return None;
+        return Raw::Full;
     }
     let max = unk_x.map_or(m, |x| x.max(m));
-    let lhat = (row.len() as f32).ln() + 1.0;
+    let lhat = (n as f32).ln() + 1.0;
     let bound = path_bound + lhat + 2.0 * (max.abs() + m.abs()) + 1.0;
-    if bound.is_nan() || bound > 65536.0 || row.len() > 1_000_000 {
-        return None;
+    if bound.is_nan() || bound > 65536.0 || n > 1_000_000 {
+        return Raw::Full;
     }
     let t = m - bound * SCALE;
-    // Every candidate but the first `m` is at most `second`: when that is below `t`, the first
-    // candidate at least `t` is the first `m`. Otherwise (a tie or a near-tie) look for it.
-    let col = if second < t {
-        first
-    } else {
-        let col = match first_at_least(before, t) {
-            Some(j) => j,
-            None => before.len() + 1 + first_at_least(after, t)?,
-        };
-        if row[col] != m {
-            return None;
-        }
-        col
-    };
     // |fl(path + ((m − max) − log_sum))| ≤ (|path| + (max − m) + |log_sum|)(1 + u)³, and the
     // factor 1 + 16u also covers the rounding of this sum.
-    Some((col, (path_bound + (max - m) + lhat) * (1.0 + SCALE)))
+    let new_bound = (path_bound + (max - m) + lhat) * (1.0 + SCALE);
+    // Every candidate but the first `m` is at most `second`: when that is below `t`, the first
+    // candidate at least `t` is the first `m`. Otherwise (a tie or a near-tie) look for it.
+    if second < t { Raw::Pick(first, new_bound) } else { Raw::Look { t, m, bound: new_bound } }
 }
 
 /// The first index of a value ≥ `t`, a block of 16 at a time.

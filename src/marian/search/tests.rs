@@ -287,3 +287,61 @@ fn the_one_pass_raw_pick_equals_the_two_pass_form() {
     }
     assert!(decided > 1000 && searched > 100, "{decided} decided, {searched} ties searched");
 }
+
+/// A sentence's rows chosen from their tops alone where those decide (gathered in pieces of
+/// random widths, as the output layer's slices give them), else from the whole row, replaying
+/// when asked: Marian's picks, with most rows decided by the tops and near-ties sent on.
+#[test]
+fn picks_from_the_tops_are_marians_picks() {
+    let mut rnd = xorshift(0xD1B5_4A32_D192_ED03);
+    let k = Kernels::reference();
+    let (mut from_tops, mut from_rows, mut replays) = (0, 0, 0);
+    for sentence in 0..300 {
+        let len = 1 + rnd(60) as usize;
+        let n = [8usize, 64, 100, 700][sentence % 4];
+        let tie_at = rnd(len as u64 * 2) as usize;
+        let rows: Vec<Vec<f32>> = (0..len).map(|t| random_row(&mut rnd, n, t == tie_at)).collect();
+        let unk = [0u32, 1, 63, n as u32 - 1, n as u32 + 2][sentence % 5];
+        let unk_col = unk_column(None, unk);
+        let mut path = 0f32;
+        let mut want = Vec::new();
+        for row in &rows {
+            let (col, p) = choose(&k, row, path, None, unk);
+            want.push(col);
+            path = p;
+        }
+        let mut choice = Choice::default();
+        let mut got = Vec::new();
+        let mut t = 0;
+        while t < rows.len() {
+            let mut tops = RowTops::default();
+            let mut c0 = 0;
+            while c0 < n {
+                let c1 = (c0 + 1 + rnd(300) as usize).min(n);
+                tops.take(&k, &rows[t][c0..c1], c0, unk_col.filter(|&u| u < n));
+                c0 = c1;
+            }
+            if let Some(col) = choice.pick_tops(&tops, n, unk_col) {
+                from_tops += 1;
+                got.push(col);
+                t += 1;
+                continue;
+            }
+            from_rows += 1;
+            match choice.pick(&k, &rows[t], None, unk) {
+                Some(col) => {
+                    got.push(col);
+                    t += 1;
+                }
+                None => {
+                    replays += 1;
+                    choice = Choice::replaying();
+                    got.clear();
+                    t = 0;
+                }
+            }
+        }
+        assert_eq!(got, want, "sentence {sentence} of {n} columns, unk {unk}");
+    }
+    assert!(from_tops > 5000 && from_rows > 100 && replays > 20, "{from_tops} {from_rows} {replays}");
+}

@@ -6,7 +6,7 @@
 
 use reseam_kernels::ShapeError;
 
-use super::{EncoderOut, Marian, Runtime, ShortOutput, Workspace, dump, dump_layer, ffn, fused, grow, linear};
+use super::{EncoderOut, Marian, RowTops, Runtime, ShortOutput, Workspace, dump, dump_layer, ffn, fused, grow, linear};
 use crate::marian::layers::attention::{Heads, Rows, View, attend, prefetch_one_row};
 use crate::marian::layers::norm::add_layer_norm;
 
@@ -165,6 +165,34 @@ impl Marian {
             dump_layer(rt, &layer.name, "_ffn", "layer_normalization", &[rows, d], x);
         }
         Ok(())
+    }
+
+    /// [`RowTops`] of the rows the last [`Marian::step`] left in `ws`, over the full vocabulary
+    /// (see [`OutputLayer::tops`](super::OutputLayer::tops)); `Ok(false)` when this model's
+    /// output layer cannot give them, or when a column split (latency mode) or the debug dumps
+    /// want the logits themselves: then [`Marian::logits`] it is.
+    pub fn logit_tops(
+        &self,
+        rt: &Runtime,
+        ws: &mut Workspace,
+        rows: usize,
+        unk: Option<usize>,
+        tops: &mut Vec<RowTops>,
+    ) -> Result<bool, ShapeError> {
+        let split = rt.columns.is_some_and(|pool| pool.current_num_threads() > 1);
+        if split || rt.debug || !self.out.has_tops() {
+            return Ok(false);
+        }
+        let d = self.config.dim;
+        self.out.tops(&rt.products(), &ws.x[..rows * d], d, rows, unk, tops, &mut ws.wide, &mut ws.int8.a)
+    }
+
+    /// Logits of row `r` of the last [`Marian::step`] over the full vocabulary, into `out`.
+    pub fn logits_row(&self, rt: &Runtime, ws: &mut Workspace, r: usize, out: &mut [f32]) -> Result<(), ShapeError> {
+        let d = self.config.dim;
+        let _t = crate::profile::time(crate::profile::Kind::OutputProduct);
+        let n = out.len();
+        self.out.forward(&rt.products(), &ws.x[r * d..(r + 1) * d], d, 1, &|_| None, out, n, &mut ws.int8.a)
     }
 
     /// Logits of the rows the last [`Marian::step`] left in `ws`: row `r` over the full vocabulary,

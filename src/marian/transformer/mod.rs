@@ -19,7 +19,7 @@ use reseam_kernels::{Arithmetic, Kernels, ShapeError};
 
 pub use decoder::{DecoderState, StepInput, StepRow};
 pub use encoder::{ENCODE_BLOCK_ROWS, EncoderOut};
-pub use output::{OutputLayer, ShortOutput};
+pub use output::{OutputLayer, RowTops, ShortOutput};
 pub use weights::WeightError;
 
 use crate::marian::binary::Item;

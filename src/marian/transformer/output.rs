@@ -9,10 +9,12 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use reseam_kernels::{Epilogue, Output, PackedB, QuantizedA, Scale, ShapeError, scalar};
+use reseam_kernels::scan::{self, Top2};
+use reseam_kernels::{Epilogue, Kernels, Output, PackedB, QuantizedA, Scale, ShapeError, scalar};
 
 use crate::marian::layers::linear::{ActScale, Products, dot8, dot8_rows4, dynamic_scale, prepared_bias, unquant_mult};
 use crate::pack::F32s;
+use crate::profile::{self, Kind};
 
 pub enum OutputLayer {
     Int8 {
@@ -38,6 +40,55 @@ pub struct ShortOutput {
     b: Option<PackedB>,
     bprep: Vec<f32>,
 }
+
+/// What the greedy choice needs from one row of logits over the full vocabulary, gathered by
+/// [`OutputLayer::tops`] without the row ever existing whole: the [`Top2`] of the columns before
+/// `<unk>` and of those after it (each `at` counted from its side's first column), and the logit
+/// of `<unk>` itself. These are exactly what scanning the row's two sides gives.
+#[derive(Clone, Copy, Debug)]
+pub struct RowTops {
+    pub before: Top2,
+    pub after: Top2,
+    pub unk: Option<f32>,
+}
+
+impl Default for RowTops {
+    /// The tops of no columns yet.
+    fn default() -> RowTops {
+        let empty = scan::top2(&[]);
+        RowTops { before: empty, after: empty, unk: None }
+    }
+}
+
+impl RowTops {
+    /// Takes the row's columns `c0 .. c0 + piece.len()`, which follow every column taken so
+    /// far; `unk` is the column of `<unk>`, if the row has it.
+    pub fn take(&mut self, kern: &Kernels, piece: &[f32], c0: usize, unk: Option<usize>) {
+        // A piece whose values are finite and none above the runner-up so far leaves the tops
+        // as they are (`then` would keep the maximum and the runner-up), so only pieces that
+        // fail the quick pass are scanned: after the first slices of a row, few do.
+        let then = |t: Top2, piece: &[f32], offset: usize| {
+            let l = kern.largest(piece);
+            if l.finite && l.max <= t.second { t } else { t.then(kern.top2(piece), offset) }
+        };
+        let c1 = c0 + piece.len();
+        match unk {
+            Some(u) if u >= c1 => self.before = then(self.before, piece, c0),
+            Some(u) if u >= c0 => {
+                let (left, right) = (&piece[..u - c0], &piece[u - c0 + 1..]);
+                self.before = then(self.before, left, c0);
+                self.after = then(self.after, right, 0);
+                self.unk = Some(piece[u - c0]);
+            }
+            Some(u) => self.after = then(self.after, piece, c0 - u - 1),
+            None => self.before = then(self.before, piece, c0),
+        }
+    }
+}
+
+/// Output columns per slice in [`OutputLayer::tops`]: a slice's weights (`d × 512` bytes) and
+/// logits (512 floats a row) stay in L2 for a batch's rows while the slice is scanned.
+const TOPS_SLICE: usize = 512;
 
 /// intgemm's `PrepareBTransposed` quantization of one float: round half to even, saturate, and
 /// keep −128 out (as for activations, without the shift).
@@ -106,6 +157,70 @@ impl OutputLayer {
                 ShortOutput { ids, b: None, bprep }
             }
         }
+    }
+
+    /// Whether [`OutputLayer::tops`] can take this layer's rows: int8 weights with a fixed
+    /// activation scale (every shipped model), so that each logit is its own product's
+    /// epilogue whatever columns are computed beside it.
+    pub fn has_tops(&self) -> bool {
+        matches!(self, OutputLayer::Int8 { act: ActScale::Fixed(_), .. })
+    }
+
+    /// [`RowTops`] of `rows` rows of `x` (width `d`) over the full vocabulary, `unk` being the
+    /// column of `<unk>` (if any). The product runs a slice of [`TOPS_SLICE`] columns at a
+    /// time into `slice`, and each row's part of the slice is scanned while it is in cache:
+    /// the logits never go to memory, and the weights are still read once for all rows. Each
+    /// logit is the same integer product and epilogue as in [`OutputLayer::forward`], so the
+    /// tops equal a scan of its rows. `Ok(false)` (nothing computed) when not
+    /// [`OutputLayer::has_tops`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn tops(
+        &self,
+        p: &Products,
+        x: &[f32],
+        d: usize,
+        rows: usize,
+        unk: Option<usize>,
+        tops: &mut Vec<RowTops>,
+        slice: &mut Vec<f32>,
+        a_buf: &mut Vec<u8>,
+    ) -> Result<bool, ShapeError> {
+        let OutputLayer::Int8 { b, qb, act: ActScale::Fixed(qa), bprep, .. } = self else { return Ok(false) };
+        tops.clear();
+        tops.resize(rows, RowTops::default());
+        if rows == 0 {
+            return Ok(true);
+        }
+        let (kp, n) = (b.k_padded(), b.n());
+        if a_buf.len() < rows * kp {
+            a_buf.resize(rows * kp, 0);
+        }
+        for r in 0..rows {
+            p.kernels.quantize(&x[r * d..(r + 1) * d], *qa, &mut a_buf[r * kp..r * kp + d]);
+        }
+        if slice.len() < rows * TOPS_SLICE {
+            slice.resize(rows * TOPS_SLICE, 0.0);
+        }
+        let a = QuantizedA { data: a_buf, rows, stride: kp };
+        let ep =
+            Epilogue { zero_fix: None, scale: Scale::Uniform(unquant_mult(*qa, *qb)), bias: Some(bprep), relu: false };
+        let unk = unk.filter(|&u| u < n);
+        let mut c0 = 0;
+        while c0 < n {
+            let c1 = (c0 + TOPS_SLICE).min(n);
+            let w = c1 - c0;
+            {
+                let _t = profile::time(Kind::OutputProduct);
+                let mut out = Output::F32 { data: &mut slice[..rows * w], stride: w };
+                p.kernels.gemm_columns(p.arith, &a, b, &ep, &mut out, c0..c1)?;
+            }
+            let _t = profile::time(Kind::Argmax);
+            for (r, t) in tops.iter_mut().enumerate() {
+                t.take(p.kernels, &slice[r * w..(r + 1) * w], c0, unk);
+            }
+            c0 = c1;
+        }
+        Ok(true)
     }
 
     /// Logits of `rows` rows of `x` (width `d`) over the full vocabulary or, for a row `r` with
@@ -228,5 +343,58 @@ mod tests {
         let layer = OutputLayer::int8(&emb, 8, ActScale::Fixed(10.0), None);
         let (b, _) = layer.int8_weights().unwrap();
         assert_eq!(b.unpack_transposed(), ints);
+    }
+
+    /// The tops gathered a slice of columns at a time equal the scan of the whole logits'
+    /// two sides, for `<unk>` anywhere (first column, slice edges, last column, none), on
+    /// every table and in both arithmetics; rows copied across slices make exact ties.
+    #[test]
+    fn tops_equal_the_scan_of_the_logits() {
+        let (d, v, rows) = (40, 2 * TOPS_SLICE + 276, 6);
+        let mut seed = 0x5DEE_CE66u64;
+        let mut rnd = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % 2001) as f32 / 1000.0 - 1.0
+        };
+        let mut emb: Vec<f32> = (0..v * d).map(|_| rnd()).collect();
+        for j in [TOPS_SLICE - 1, TOPS_SLICE, 2 * TOPS_SLICE + 7, v - 1] {
+            emb.copy_within(3 * d..4 * d, j * d);
+        }
+        let bias: Vec<f32> = (0..v).map(|_| rnd() / 8.0).collect();
+        let layer = OutputLayer::int8(&emb, d, ActScale::Fixed(30.0), Some(bias));
+        assert!(layer.has_tops());
+        // Half the rows lean towards the copied row, so that its ties are the maximum.
+        let x: Vec<f32> = (0..rows * d).map(|i| if (i / d) % 2 == 0 { emb[3 * d + i % d] } else { rnd() }).collect();
+        for k in Kernels::candidates() {
+            for arith in [reseam_kernels::Arithmetic::Exact, reseam_kernels::Arithmetic::Saturating] {
+                let p = Products { kernels: &k, arith, columns: None };
+                let mut logits = vec![0f32; rows * v];
+                layer.forward(&p, &x, d, rows, &|_| None, &mut logits, v, &mut Vec::new()).unwrap();
+                for unk in [None, Some(0), Some(1), Some(TOPS_SLICE - 1), Some(TOPS_SLICE), Some(v - 1), Some(v + 5)] {
+                    let mut tops = Vec::new();
+                    let done = layer.tops(&p, &x, d, rows, unk, &mut tops, &mut Vec::new(), &mut Vec::new()).unwrap();
+                    assert!(done);
+                    for (r, got) in tops.iter().enumerate() {
+                        let row = &logits[r * v..(r + 1) * v];
+                        let (before, after, unk_x) = match unk {
+                            Some(u) if u < v => (&row[..u], &row[u + 1..], Some(row[u])),
+                            _ => (row, &row[..0], None),
+                        };
+                        let same = |a: Top2, b: Top2| {
+                            a.finite == b.finite
+                                && a.max.to_bits() == b.max.to_bits()
+                                && a.at == b.at
+                                && a.second == b.second
+                        };
+                        let what = format!("{} {:?} row {r} unk {unk:?}", k.name(), arith);
+                        assert!(same(got.before, k.top2(before)), "{what}: {:?} {:?}", got.before, k.top2(before));
+                        assert!(same(got.after, k.top2(after)), "{what}: {:?} {:?}", got.after, k.top2(after));
+                        assert_eq!(got.unk.map(f32::to_bits), unk_x.map(f32::to_bits), "{what}");
+                    }
+                }
+            }
+        }
     }
 }
