@@ -78,16 +78,11 @@ impl<'t> Part<'t> {
         cols: Range<usize>,
     ) -> Result<Part<'t>, ShapeError> {
         let n = b.n();
-        let bad = cols.start > cols.end
-            || cols.end > n
-            || !cols.start.is_multiple_of(N_BLOCK)
-            || !(cols.end.is_multiple_of(N_BLOCK) || cols.end == n);
-        if bad {
+        let Some(blocks) = column_blocks(&cols, n) else {
             return Err(ShapeError::Region { rows: 0..a.rows, cols, m: a.rows, n, block: N_BLOCK });
-        }
+        };
         check(a, b, ep)?;
         check_output(out, a.rows, cols.len())?;
-        let blocks = cols.start / N_BLOCK..cols.end.div_ceil(N_BLOCK);
         Ok(Part::unchecked(a, b, ep, out, cols.start, blocks))
     }
 
@@ -127,18 +122,11 @@ impl<'t> Part<'t> {
 
     /// Restricts the part to a rectangle given in output columns.
     pub fn region(self, rows: Range<usize>, cols: Range<usize>) -> Result<Part<'t>, ShapeError> {
-        let n = self.b.n();
-        let bad = rows.start > rows.end
-            || rows.end > self.a.rows
-            || cols.start > cols.end
-            || cols.end > n
-            || !cols.start.is_multiple_of(N_BLOCK)
-            || !(cols.end.is_multiple_of(N_BLOCK) || cols.end == n);
-        if bad {
-            return Err(ShapeError::Region { rows, cols, m: self.a.rows, n, block: N_BLOCK });
+        let (m, n) = (self.a.rows, self.b.n());
+        match column_blocks(&cols, n) {
+            Some(blocks) if rows.start <= rows.end && rows.end <= m => Ok(self.sub(rows, blocks)),
+            _ => Err(ShapeError::Region { rows, cols, m, n, block: N_BLOCK }),
         }
-        let blocks = cols.start / N_BLOCK..cols.end.div_ceil(N_BLOCK);
-        Ok(self.sub(rows, blocks))
     }
 
     /// Output columns this part writes.
@@ -163,6 +151,16 @@ impl<'t> Part<'t> {
         }
         parts
     }
+}
+
+/// The column blocks of output columns `cols` of a product with `n` columns, if `cols` lies
+/// inside it, starts on a multiple of [`N_BLOCK`] and ends on one or at `n`.
+fn column_blocks(cols: &Range<usize>, n: usize) -> Option<Range<usize>> {
+    let good = cols.start <= cols.end
+        && cols.end <= n
+        && cols.start.is_multiple_of(N_BLOCK)
+        && (cols.end.is_multiple_of(N_BLOCK) || cols.end == n);
+    good.then(|| cols.start / N_BLOCK..cols.end.div_ceil(N_BLOCK))
 }
 
 /// `range` cut into at most `parts` near-equal pieces whose lengths are multiples of `grain`
