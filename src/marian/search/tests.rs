@@ -171,27 +171,36 @@ fn a_near_tie_after_raw_steps_replays_to_marians_picks() {
             want.push(col);
             path = p;
         }
-        let mut choice = Choice::default();
-        let mut got = Vec::new();
-        let mut t = 0;
-        while t < rows.len() {
-            match choice.pick(&k, &rows[t], None, unk) {
-                Some(col) => {
-                    got.push(col);
-                    t += 1;
-                }
-                None => {
-                    assert!(!choice.full, "a replay does not replay");
-                    replays += 1;
-                    choice = Choice::replaying();
-                    got.clear();
-                    t = 0;
-                }
-            }
-        }
+        let (got, r) = picks_with_replays(&rows, |choice, row| choice.pick(&k, row, None, unk));
+        replays += r;
         assert_eq!(got, want, "sentence {sentence}");
     }
     assert!(replays > 20 && changed > 5, "{replays} replays, {changed} picks changed by the path");
+}
+
+/// The picks of a sentence's rows through one [`Choice`], `pick` making each, starting again
+/// from the first row with [`Choice::replaying`] when it gives none; and how many replays.
+fn picks_with_replays(
+    rows: &[Vec<f32>],
+    mut pick: impl FnMut(&mut Choice, &[f32]) -> Option<usize>,
+) -> (Vec<usize>, usize) {
+    let (mut choice, mut got, mut replays, mut t) = (Choice::default(), Vec::new(), 0, 0);
+    while t < rows.len() {
+        match pick(&mut choice, &rows[t]) {
+            Some(col) => {
+                got.push(col);
+                t += 1;
+            }
+            None => {
+                assert!(!choice.full, "a replay does not replay");
+                replays += 1;
+                choice = Choice::replaying();
+                got.clear();
+                t = 0;
+            }
+        }
+    }
+    (got, replays)
 }
 
 #[test]
@@ -310,37 +319,22 @@ fn picks_from_the_tops_are_marians_picks() {
             want.push(col);
             path = p;
         }
-        let mut choice = Choice::default();
-        let mut got = Vec::new();
-        let mut t = 0;
-        while t < rows.len() {
+        let (got, r) = picks_with_replays(&rows, |choice, row| {
             let mut tops = RowTops::default();
             let mut c0 = 0;
             while c0 < n {
                 let c1 = (c0 + 1 + rnd(300) as usize).min(n);
-                tops.take(&k, &rows[t][c0..c1], c0, unk_col.filter(|&u| u < n));
+                tops.take(&k, &row[c0..c1], c0, unk_col.filter(|&u| u < n));
                 c0 = c1;
             }
             if let Some(col) = choice.pick_tops(&tops, n, unk_col) {
                 from_tops += 1;
-                got.push(col);
-                t += 1;
-                continue;
+                return Some(col);
             }
             from_rows += 1;
-            match choice.pick(&k, &rows[t], None, unk) {
-                Some(col) => {
-                    got.push(col);
-                    t += 1;
-                }
-                None => {
-                    replays += 1;
-                    choice = Choice::replaying();
-                    got.clear();
-                    t = 0;
-                }
-            }
-        }
+            choice.pick(&k, row, None, unk)
+        });
+        replays += r;
         assert_eq!(got, want, "sentence {sentence} of {n} columns, unk {unk}");
     }
     assert!(from_tops > 5000 && from_rows > 100 && replays > 20, "{from_tops} {from_rows} {replays}");
