@@ -27,7 +27,8 @@ pub enum Kind {
     Embeddings,
     /// Building a sentence's shortlisted output layer.
     Shortlist,
-    /// The greedy choice over a row: from its raw logits, or over its log-probabilities.
+    /// The greedy choice over a row: from its raw logits (without shortlists, their scan slice
+    /// by slice as the output product makes them), or over its log-probabilities.
     Argmax,
     /// The scheduler's own work between steps.
     Scheduling,
