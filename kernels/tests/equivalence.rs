@@ -122,7 +122,12 @@ enum Buf {
 
 impl Buf {
     fn new(c: &Case) -> (Buf, usize) {
-        let stride = c.n + c.out_pad;
+        Buf::of_width(c, c.n)
+    }
+
+    /// Room for the case's rows of `width` elements (and its padding); returns the stride.
+    fn of_width(c: &Case, width: usize) -> (Buf, usize) {
+        let stride = width + c.out_pad;
         let len = c.m * stride;
         (if c.u8_out { Buf::U8(vec![UNTOUCHED_U8; len]) } else { Buf::F32(vec![UNTOUCHED_F32; len]) }, stride)
     }
@@ -218,12 +223,7 @@ fn check_case(c: &Case) -> Result<(), TestCaseError> {
 
             // The same columns into an output that holds only them: each element is the
             // reference's, moved `cols.start` to the left, and the padding stays untouched.
-            let width = cols.len() + c.out_pad;
-            let mut small = if c.u8_out {
-                Buf::U8(vec![UNTOUCHED_U8; c.m * width])
-            } else {
-                Buf::F32(vec![UNTOUCHED_F32; c.m * width])
-            };
+            let (mut small, width) = Buf::of_width(c, cols.len());
             k.gemm_columns(
                 arith,
                 &d.qa(c.m),
