@@ -278,8 +278,9 @@ pub fn step(rt: &Runtime, model: &Model, buf: &mut Buffers, slots: &mut [Slot]) 
     // Without shortlists, each row's choice from its tops where they decide it, and from its
     // logits computed again alone where not (a near-tie, a replayed sentence: a few rows in
     // thousands); otherwise every row's logits.
-    let tops = slots.iter().all(|s| s.short.is_none())
-        && m.logit_tops(rt, &mut buf.ws, rows, unk_column(None, unk), &mut buf.tops)?;
+    let unk_col = unk_column(None, unk);
+    let tops =
+        slots.iter().all(|s| s.short.is_none()) && m.logit_tops(rt, &mut buf.ws, rows, unk_col, &mut buf.tops)?;
     if !tops {
         if buf.logits.len() < rows * vocab {
             buf.logits.resize(rows * vocab, 0.0);
@@ -289,11 +290,8 @@ pub fn step(rt: &Runtime, model: &Model, buf: &mut Buffers, slots: &mut [Slot]) 
         buf.logits.resize(vocab, 0.0);
     }
     for (r, slot) in slots.iter_mut().enumerate() {
-        let picked = if tops {
-            slot.choice.pick_tops(&buf.tops[r], vocab, unk_column(None, unk)).map(|col| col as u32)
-        } else {
-            None
-        };
+        let picked =
+            if tops { slot.choice.pick_tops(&buf.tops[r], vocab, unk_col).map(|col| col as u32) } else { None };
         let token = match picked {
             Some(t) => t,
             None => {
