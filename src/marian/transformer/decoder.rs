@@ -123,21 +123,21 @@ impl Marian {
                     // holds) while this sentence's attention computes.
                     let enc = &next.state().enc;
                     let kt = View { data: &enc.keys_t[l], stride: enc.len, col: 0 };
-                    let v = View { data: &enc.kv[l], stride: 2 * d, col: d };
+                    let v = View { data: &enc.values[l], stride: d, col: 0 };
                     prefetch_one_row(rt.kernels, kt, v, enc.len, d);
                 }
                 let st = &mut states[r];
                 let enc = &st.state().enc;
-                let kv = &enc.kv[l];
                 // Every head of the query at once: their softmaxes run side by side.
                 let a = Heads {
                     heads,
                     dk,
                     q: View { data: &q[r * d..(r + 1) * d], stride: d, col: 0 },
                     m: 1,
-                    k: View { data: kv, stride: 2 * d, col: 0 },
+                    // One query row reads the keys transposed only (see [`attend`]).
+                    k: View { data: &[], stride: d, col: 0 },
                     keys_t: Some(View { data: &enc.keys_t[l], stride: enc.len, col: 0 }),
-                    v: View { data: kv, stride: 2 * d, col: d },
+                    v: View { data: &enc.values[l], stride: d, col: 0 },
                     n: enc.len,
                     scale,
                 };

@@ -17,10 +17,16 @@ use crate::marian::layers::attention::{Heads, Rows, View, attend};
 use crate::marian::layers::norm::add_layer_norm;
 
 /// One sentence's encoder result, in the form the decoder reads it: for every decoder layer, the
-/// cross-attention keys and values of each source position (`len` rows of `[K | V]`).
+/// cross-attention keys and values of each source position.
+///
+/// The keys are kept only transposed: the decoder's one query row scores every key from them, and
+/// never reads a key's row. So each sentence holds two of its three `len × d` blocks per layer,
+/// and its values are one contiguous block: every step of every live sentence reads them all,
+/// and together they are more than L2 holds (see `Marian::step`).
 pub struct EncoderOut {
     pub len: usize,
-    pub kv: Vec<Vec<f32>>,
+    /// Per decoder layer, the values (`len` rows of `d`).
+    pub values: Vec<Vec<f32>>,
     /// Per decoder layer, the keys transposed per head (`[head][dim][position]`), so that one
     /// vector instruction scores many positions.
     pub keys_t: Vec<Vec<f32>>,
@@ -117,7 +123,7 @@ impl Marian {
             .iter()
             .map(|g| EncoderOut {
                 len: g.len(),
-                kv: Vec::with_capacity(self.dec.len()),
+                values: Vec::with_capacity(self.dec.len()),
                 keys_t: Vec::with_capacity(self.dec.len()),
             })
             .collect();
@@ -131,7 +137,7 @@ impl Marian {
                 // `x · 1.0` is `x`: the keys' bits as they are.
                 let t = Transpose { src: rows, lds: 2 * d, rows: len, cols: d, scale: 1.0, ldd: len };
                 rt.kernels.transpose_scaled(&t, &mut kt);
-                o.kv.push(rows.to_vec());
+                o.values.push(rows.chunks_exact(2 * d).flat_map(|r| &r[d..]).copied().collect());
                 o.keys_t.push(kt);
             }
         }
