@@ -83,29 +83,32 @@ unsafe fn chain_tile<L: Lanes, const R: usize, const C: usize>(l: L, p: &Chain, 
 /// One head of [`crate::scalar::carry_scores`] (the entry points go over the heads with
 /// [`RowScores::each_head`]): `N` keys per register, the 16 lanes of the specification as 16
 /// registers (lane `l` of every key side by side), halved register by register; the last keys
-/// through a mask. The 16 lanes are already 16 independent chains per register.
+/// through a mask. The 16 lanes are already 16 independent chains per register. The keys past
+/// the last block of 4 (at most 3) share one register where their orders are the same (no
+/// second chunk is full), else take one each.
 ///
 /// # Safety
 /// Lengths as [`crate::scalar::RowScores::check`] checks them, for one head.
 #[inline(always)]
-pub(crate) unsafe fn carry_scores_head<L: Lanes>(l: L, q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: &mut [f32]) {
+pub(crate) unsafe fn carry_scores_head<L: Lanes>(l: L, q: &[f32], kt: &[f32], ldkt: usize, n: usize, out: &mut [f32]) {
     let k = q.len();
     let full = (k - 1) / 16;
+    let nb = n / 4 * 4;
+    if nb < n && k < 33 {
+        // SAFETY: keys nb..n ≤ n of this head (this function's contract).
+        unsafe { tail_scores(l, q, kt, ldkt, nb, n, 0, out) };
+    } else {
+        for j in nb..n {
+            // SAFETY: as above.
+            unsafe { tail_scores(l, q, kt, ldkt, j, j + 1, j - nb, out) };
+        }
+    }
+    let halve = |x: &mut [L::F; 16]| halve_registers(l, x);
     let mut j = 0;
     while j < nb {
         let mask = l.mask(j, nb);
         // SAFETY: the masked lanes of row t are `kt[t·ldkt + j ..]` up to key nb, inside `kt`.
         let b = |t: usize| unsafe { l.load_masked(kt.as_ptr().add(t * ldkt + j), mask) };
-        let halve = |x: &mut [L::F; 16]| {
-            let mut h = 8;
-            while h > 0 {
-                for i in 0..h {
-                    x[i] = l.add(x[i], x[i + h]);
-                }
-                h /= 2;
-            }
-            x[0]
-        };
         let mut carry = l.mul(l.splat(q[0]), b(0));
         let mut i = 1;
         if full > 0 {
@@ -131,6 +134,58 @@ pub(crate) unsafe fn carry_scores_head<L: Lanes>(l: L, q: &[f32], kt: &[f32], ld
         unsafe { l.store_masked(out.as_mut_ptr().add(j), mask, carry) };
         j += L::N;
     }
+}
+
+/// 16 registers summed lane by lane as MKL halves a register: `x + x+8`, then `+4`, `+2`, `+1`.
+#[inline(always)]
+fn halve_registers<L: Lanes>(l: L, x: &mut [L::F; 16]) -> L::F {
+    let mut h = 8;
+    while h > 0 {
+        for i in 0..h {
+            x[i] = l.add(x[i], x[i + h]);
+        }
+        h /= 2;
+    }
+    x[0]
+}
+
+/// The tail's scores of [`carry_scores_head`] for keys `from..to` of one order, the first of
+/// them the `first`-th past the blocks of 4.
+///
+/// # Safety
+/// As [`carry_scores_head`], `to` ≤ its `n`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn tail_scores<L: Lanes>(
+    l: L,
+    q: &[f32],
+    kt: &[f32],
+    ldkt: usize,
+    from: usize,
+    to: usize,
+    first: usize,
+    out: &mut [f32],
+) {
+    let k = q.len();
+    let mask = l.mask(from, to);
+    // SAFETY: the masked lanes of row t are `kt[t·ldkt + from ..]` up to key `to`, inside `kt`.
+    let b = |t: usize| unsafe { l.load_masked(kt.as_ptr().add(t * ldkt + from), mask) };
+    let mut x = [l.zero(); 16];
+    let mut t = 1;
+    let mut c = 0;
+    while t < k {
+        let end = k.min(t + 16);
+        let unfused = c == 1 && end == t + 16 && first.is_multiple_of(2);
+        for (y, lane) in x.iter_mut().enumerate().take(end - t) {
+            let (a, b) = (l.splat(q[t + y]), b(t + y));
+            *lane = if unfused { l.add(*lane, l.mul(a, b)) } else { l.fmadd(a, b, *lane) };
+        }
+        t += 16;
+        c += 1;
+    }
+    let s = l.add(l.mul(l.splat(q[0]), b(0)), halve_registers(l, &mut x));
+    // SAFETY: the masked lanes are `out[from..to]`, inside `out`.
+    unsafe { l.store_masked(out.as_mut_ptr().add(from), mask, s) };
 }
 
 /// [`crate::scalar::one_row_values`] (`ZEN` false) or [`crate::scalar::zen_row_values`] (`ZEN`
@@ -205,31 +260,65 @@ unsafe fn one_head_values<L: Lanes>(l: L, w: &[f32], v: &[f32], col: usize, ldv:
 /// through a mask. The units of work (one head's `N` keys) run [`Lanes::ZEN_UNITS`] at a time
 /// side by side ([`zen_units`]): one unit's four chains wait on the additions' latency and on
 /// their loads (the keys stream from L3 in the decoder), four keep sixteen chains and their
-/// loads in flight; sixteen ymm registers hold no more than two.
+/// loads in flight; sixteen ymm registers hold no more than two. Each key past the last block
+/// of 4 (at most 3, each its own order) is a unit of one lane, of every head side by side.
 ///
 /// # Safety
 /// Lengths as [`crate::scalar::RowScores::check`] checks them.
 #[inline(always)]
 pub(crate) unsafe fn zen_carry_scores<L: Lanes>(l: L, s: &RowScores, out: &mut [f32]) {
-    let RowScores { q, heads, kt, ldkt, nb, ldo } = *s;
+    let RowScores { q, heads, kt, ldkt, n, ldo } = *s;
+    let k = s.k();
+    let nb = n / 4 * 4;
+    for j in nb..n {
+        let unit = |h: usize| Unit::<L> { q: h * k, kt: h * k * ldkt + j, out: h * ldo + j, mask: l.mask(0, 1) };
+        // SAFETY: every unit is a head's query and its key j < n and output (checked).
+        unsafe {
+            if (j - nb).is_multiple_of(2) {
+                zen_units_by::<L, 8>(l, q, k, kt, ldkt, out, heads, 4, unit);
+            } else {
+                zen_units_by::<L, 4>(l, q, k, kt, ldkt, out, heads, 4, unit);
+            }
+        }
+    }
     if nb == 0 {
         return;
     }
-    let k = s.k();
     let blocks = nb.div_ceil(L::N);
-    let units = heads * blocks;
     // A head's blocks one after the other: units side by side read the same lines of its keys.
     let unit = |u: usize| {
         let (h, b) = (u / blocks, L::N * (u % blocks));
         Unit::<L> { q: h * k, kt: h * k * ldkt + b, out: h * ldo + b, mask: l.mask(b, nb) }
     };
+    // SAFETY: every unit is a head's query and up to N of its keys and outputs (checked).
+    unsafe { zen_units_by::<L, 4>(l, q, k, kt, ldkt, out, heads * blocks, 0, unit) };
+}
+
+/// Units `0..units` of [`zen_carry_scores`] in `W` lanes leaving `reserve` elements out of the
+/// chunks ([`zen_units`]), [`Lanes::ZEN_UNITS`] at a time side by side.
+///
+/// # Safety
+/// As [`zen_units`], for every unit.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn zen_units_by<L: Lanes, const W: usize>(
+    l: L,
+    q: &[f32],
+    k: usize,
+    kt: &[f32],
+    ldkt: usize,
+    out: &mut [f32],
+    units: usize,
+    reserve: usize,
+    unit: impl Fn(usize) -> Unit<L>,
+) {
     let mut u = 0;
     while u + L::ZEN_UNITS <= units {
-        // SAFETY: every unit is a head's query and up to N of its keys and outputs (checked).
+        // SAFETY: as this function's contract.
         unsafe {
             match L::ZEN_UNITS {
-                2 => zen_units::<L, 2>(l, q, k, kt, ldkt, out, std::array::from_fn(|g| unit(u + g))),
-                4 => zen_units::<L, 4>(l, q, k, kt, ldkt, out, std::array::from_fn(|g| unit(u + g))),
+                2 => zen_units::<L, 2, W>(l, q, k, kt, ldkt, out, reserve, std::array::from_fn(|g| unit(u + g))),
+                4 => zen_units::<L, 4, W>(l, q, k, kt, ldkt, out, reserve, std::array::from_fn(|g| unit(u + g))),
                 _ => unreachable!("units side by side: 2 or 4"),
             }
         }
@@ -237,7 +326,7 @@ pub(crate) unsafe fn zen_carry_scores<L: Lanes>(l: L, s: &RowScores, out: &mut [
     }
     while u < units {
         // SAFETY: as above.
-        unsafe { zen_units::<L, 1>(l, q, k, kt, ldkt, out, [unit(u)]) };
+        unsafe { zen_units::<L, 1, W>(l, q, k, kt, ldkt, out, reserve, [unit(u)]) };
         u += 1;
     }
 }
@@ -260,22 +349,25 @@ impl<L: Lanes> Clone for Unit<L> {
 
 impl<L: Lanes> Copy for Unit<L> {}
 
-/// `G` units of [`zen_carry_scores`], each in its own four registers; the operations of each
-/// are those of the specification, in its order.
+/// `G` units of [`zen_carry_scores`], each in its own `W` registers (the specification's
+/// lanes: 4 for the blocks, 8 or 4 for a key past them, `reserve` elements left out of the
+/// chunks); the operations of each are those of the specification, in its order.
 ///
 /// # Safety
 /// As [`zen_carry_scores`]; every unit inside the checked operands, `k` its head's size.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn zen_units<L: Lanes, const G: usize>(
+unsafe fn zen_units<L: Lanes, const G: usize, const W: usize>(
     l: L,
     q: &[f32],
     k: usize,
     kt: &[f32],
     ldkt: usize,
     out: &mut [f32],
+    reserve: usize,
     at: [Unit<L>; G],
 ) {
-    let end = 4 + k.saturating_sub(4) / 4 * 4;
+    let end = 4 + k.saturating_sub(4 + reserve) / W * W;
     let p = |g: usize, t: usize| {
         let u = at[g];
         // SAFETY: t < k: `q[u.q + t]` is in the unit's query, the masked lanes of its key row t
@@ -285,7 +377,7 @@ unsafe fn zen_units<L: Lanes, const G: usize>(
             l.mul(l.splat(*q.as_ptr().add(u.q + t)), b)
         }
     };
-    let mut x = [[l.zero(); 4]; G];
+    let mut x = [[l.zero(); W]; G];
     for (g, x) in x.iter_mut().enumerate() {
         x[0] = p(g, 0);
     }
@@ -294,15 +386,22 @@ unsafe fn zen_units<L: Lanes, const G: usize>(
             x[0] = l.add(x[0], p(g, t));
         }
     }
-    for c in (4..end).step_by(4) {
-        for i in 0..4 {
+    for c in (4..end).step_by(W) {
+        for i in 0..W {
             for (g, x) in x.iter_mut().enumerate() {
                 x[i] = l.add(x[i], p(g, c + i));
             }
         }
     }
-    for (g, x) in x.iter().enumerate() {
-        let mut s = l.add(l.add(x[0], x[2]), l.add(x[1], x[3]));
+    for (g, x) in x.iter_mut().enumerate() {
+        let mut h = W / 2;
+        while h > 0 {
+            for i in 0..h {
+                x[i] = l.add(x[i], x[i + h]);
+            }
+            h /= 2;
+        }
+        let mut s = x[0];
         for t in end..k {
             s = l.add(s, p(g, t));
         }

@@ -99,19 +99,20 @@ fn transpose_scaled_equals_reference() {
     }
 }
 
-/// Attention's one-query-row products in MKL's order (the carry scores over transposed keys, the
-/// weighted values in blocks of 8) on every table equal the specification: head sizes of every
-/// model and past them, key counts across the vector widths, strided operands.
+/// Attention's one-query-row products in MKL's order (the carry and tail scores over transposed
+/// keys, the weighted values in blocks of 8) on every table equal the specification: head sizes
+/// of every model and past them (second chunks of 16 full or not), key counts across the vector
+/// widths with every length of tail, strided operands.
 #[test]
 fn one_row_attention_equals_reference() {
     let mut r = Rng(9);
     for k in [1, 2, 16, 17, 31, 32, 33, 48, 64, 80] {
-        for nb in (0..=40).chain([64, 100, 128]) {
+        for nb in (0..=40).chain([64, 100, 101, 102, 103, 128]) {
             let ld = nb + 3;
             let q: Vec<f32> = (0..k).map(|_| r.f32_in(-2.0, 2.0)).collect();
             let kt: Vec<f32> = (0..k * ld).map(|_| r.f32_in(-2.0, 2.0)).collect();
             let mut want = vec![-7.25f32; nb + 2];
-            let s = RowScores { q: &q, heads: 1, kt: &kt, ldkt: ld, nb, ldo: nb };
+            let s = RowScores { q: &q, heads: 1, kt: &kt, ldkt: ld, n: nb, ldo: nb };
             scalar::carry_scores(&s, &mut want);
             // Values: `nb` keys of `k` dimensions (the head size), row stride k + 5.
             let w: Vec<f32> = (0..nb).map(|_| r.f32_in(0.0, 1.0)).collect();
@@ -133,9 +134,10 @@ fn one_row_attention_equals_reference() {
 
 /// The one-query-row scores of several heads in one call (Intel's and AMD's orders) on every
 /// table equal the specification, and the specification of several heads equals itself run head
-/// by head: head sizes of every model and odd ones (the chunks of 4 and 16 cut short), key
-/// counts across the vector widths and the units run side by side, head counts that leave a
-/// unit alone, strided keys and outputs, and nothing written between or past the heads' outputs.
+/// by head: head sizes of every model and odd ones (the chunks of 4, 8 and 16 cut short), key
+/// counts across the vector widths and the units run side by side, with every length of tail,
+/// head counts that leave a unit alone, strided keys and outputs, and nothing written between
+/// or past the heads' outputs.
 #[test]
 fn carry_scores_of_many_heads_equal_reference() {
     type Scores = fn(&RowScores, &mut [f32]);
@@ -143,13 +145,13 @@ fn carry_scores_of_many_heads_equal_reference() {
         [(MklOrder::Intel, scalar::carry_scores), (MklOrder::Zen, scalar::zen_carry_scores)];
     let mut r = Rng(41);
     for heads in [1, 2, 3, 5, 8, 16] {
-        for k in [1, 3, 4, 5, 16, 17, 32, 48, 64] {
-            for nb in (0..=40).step_by(4).chain([1, 7, 9, 15, 17, 64, 100]) {
+        for k in [1, 3, 4, 5, 8, 9, 12, 16, 17, 32, 33, 48, 64] {
+            for nb in (0..=40).step_by(4).chain([1, 2, 3, 5, 6, 7, 9, 15, 17, 30, 31, 64, 100, 101, 102, 103]) {
                 let (ld, ldo) = (nb + 3, nb + 2);
                 let q: Vec<f32> = (0..heads * k).map(|_| r.f32_in(-2.0, 2.0)).collect();
                 let kt: Vec<f32> = (0..heads * k * ld).map(|_| r.f32_in(-2.0, 2.0)).collect();
                 for (order, spec) in specs {
-                    let s = RowScores { q: &q, heads, kt: &kt, ldkt: ld, nb, ldo };
+                    let s = RowScores { q: &q, heads, kt: &kt, ldkt: ld, n: nb, ldo };
                     let mut want = vec![-7.25f32; heads * ldo + 1];
                     spec(&s, &mut want);
                     for h in 0..heads {

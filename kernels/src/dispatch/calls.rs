@@ -176,8 +176,8 @@ impl Kernels {
         unsafe { (self.transpose)(t, dst) }
     }
 
-    /// One query row's attention scores over keys in full blocks of 4, every head at once, in
-    /// MKL's `order` ([`scalar::carry_scores`], [`scalar::zen_carry_scores`]): head `h`'s sums at
+    /// One query row's attention scores over all its keys, every head at once, in MKL's
+    /// `order` ([`scalar::carry_scores`], [`scalar::zen_carry_scores`]): head `h`'s sums at
     /// `out[h·s.ldo ..]`.
     #[inline]
     pub fn row_scores(&self, order: scalar::MklOrder, s: &scalar::RowScores, out: &mut [f32]) {

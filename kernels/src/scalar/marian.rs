@@ -53,14 +53,19 @@ impl Chain<'_> {
     }
 }
 
-/// MKL's `Q·Kᵀ` for one query row over keys whose block of 4 is full (reseam's
-/// `layers/attention/` says how it was read off MKL): for each key `j < nb`, with `b_t` =
-/// `kt[t·ldkt + j]` (the keys transposed), the first product alone, then every full chunk of 16
-/// elements from element 1 fused into 16 lanes (the first product in lane 0), the lanes halved
-/// (`l + l+8`, `+4`, `+2`, `+1`); the partial chunk left fused into fresh lanes with that sum in
-/// lane 0, halved again. `out[j]` gets the sum (not scaled).
+/// MKL's `Q·Kᵀ` for one query row (reseam's `layers/attention/` says how it was read off MKL),
+/// with `b_t` = `kt[t·ldkt + j]` (the keys transposed):
+/// - a key `j` whose block of 4 is full (the carry): the first product alone, then every full
+///   chunk of 16 elements from element 1 fused into 16 lanes (the first product in lane 0), the
+///   lanes halved (`l + l+8`, `+4`, `+2`, `+1`); the partial chunk left fused into fresh lanes
+///   with that sum in lane 0, halved again;
+/// - a key past the last block of 4, the `i`-th of them (the tail): the chunks of 16 from
+///   element 1 into one set of lanes from 0, fused, but on the 1st, 3rd, ... tail key (`i`
+///   even) the second chunk, when full, multiplied and added; halved, then added to the first
+///   product.
 ///
-/// For every head of `s` at once (see [`RowScores`]); each head is the one-head product above.
+/// `out[j]` gets the sum (not scaled). For every head of `s` at once (see [`RowScores`]); each
+/// head is the one-head product above.
 pub fn carry_scores(s: &RowScores, out: &mut [f32]) {
     s.check(out);
     s.each_head(out, carry_scores_head);
@@ -80,8 +85,24 @@ pub fn halve16(mut v: [f32; 16]) -> f32 {
 }
 
 /// [`carry_scores`] of one head.
-fn carry_scores_head(q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: &mut [f32]) {
+fn carry_scores_head(q: &[f32], kt: &[f32], ldkt: usize, n: usize, out: &mut [f32]) {
     let k = q.len();
+    let nb = n / 4 * 4;
+    for (i, j) in (nb..n).enumerate() {
+        let b = |t: usize| kt[t * ldkt + j];
+        let mut lanes = [0f32; 16];
+        for (c, t) in (1..k).step_by(16).enumerate() {
+            let end = k.min(t + 16);
+            for (l, lane) in lanes.iter_mut().enumerate().take(end - t) {
+                *lane = if c == 1 && end == t + 16 && i.is_multiple_of(2) {
+                    *lane + q[t + l] * b(t + l)
+                } else {
+                    q[t + l].mul_add(b(t + l), *lane)
+                };
+            }
+        }
+        out[j] = q[0] * b(0) + halve16(lanes);
+    }
     for (j, o) in out.iter_mut().enumerate().take(nb) {
         let b = |t: usize| kt[t * ldkt + j];
         let mut carry = q[0] * b(0);
@@ -120,7 +141,7 @@ pub enum MklOrder {
 
 /// The operands of one query row's attention scores, every head at once: head `h`'s query is
 /// `q[h·k .. (h+1)·k]` (`k = q.len() / heads`), its keys transposed are rows `h·k ..` of `kt`
-/// (`ldkt` apart: element `t` of key `j` at `kt[(h·k + t)·ldkt + j]`), and its `nb` sums go to
+/// (`ldkt` apart: element `t` of key `j` at `kt[(h·k + t)·ldkt + j]`), and its `n` sums go to
 /// `out[h·ldo ..]`.
 #[derive(Clone, Copy, Debug)]
 pub struct RowScores<'a> {
@@ -128,8 +149,9 @@ pub struct RowScores<'a> {
     pub heads: usize,
     pub kt: &'a [f32],
     pub ldkt: usize,
-    /// Keys scored.
-    pub nb: usize,
+    /// Keys scored: all of the sentence's, those in full blocks of 4 in the carry's order, the
+    /// rest in the tail's.
+    pub n: usize,
     pub ldo: usize,
 }
 
@@ -141,12 +163,12 @@ impl RowScores<'_> {
     /// If `heads` is 0 or does not divide the queries, a head's query is empty, or a slice is
     /// too short.
     pub fn check(&self, out: &[f32]) {
-        let RowScores { q, heads, kt, ldkt, nb, ldo } = *self;
+        let RowScores { q, heads, kt, ldkt, n, ldo } = *self;
         assert!(heads > 0 && q.len().is_multiple_of(heads), "carry_scores: {} query values for {heads} heads", q.len());
         assert!(!q.is_empty(), "carry_scores: empty query");
-        assert!(nb == 0 || (ldkt >= nb && kt.len() >= (q.len() - 1) * ldkt + nb), "carry_scores: keys too short");
-        assert!(heads == 1 || nb == 0 || ldo >= nb, "carry_scores: output stride {ldo} < {nb}");
-        assert!(nb == 0 || out.len() >= (heads - 1) * ldo + nb, "carry_scores: output too short");
+        assert!(n == 0 || (ldkt >= n && kt.len() >= (q.len() - 1) * ldkt + n), "carry_scores: keys too short");
+        assert!(heads == 1 || n == 0 || ldo >= n, "carry_scores: output stride {ldo} < {n}");
+        assert!(n == 0 || out.len() >= (heads - 1) * ldo + n, "carry_scores: output too short");
     }
 
     /// A head's query size.
@@ -154,45 +176,65 @@ impl RowScores<'_> {
         self.q.len() / self.heads
     }
 
-    /// Runs a one-head product `f(q, kt, ldkt, nb, out)` over every head (lengths checked).
+    /// Runs a one-head product `f(q, kt, ldkt, n, out)` over every head (lengths checked).
     pub(crate) fn each_head(&self, out: &mut [f32], f: impl Fn(&[f32], &[f32], usize, usize, &mut [f32])) {
-        if self.nb == 0 {
+        if self.n == 0 {
             return;
         }
         let k = self.k();
         for h in 0..self.heads {
-            f(&self.q[h * k..(h + 1) * k], &self.kt[h * k * self.ldkt..], self.ldkt, self.nb, &mut out[h * self.ldo..]);
+            f(&self.q[h * k..(h + 1) * k], &self.kt[h * k * self.ldkt..], self.ldkt, self.n, &mut out[h * self.ldo..]);
         }
     }
 }
 
-/// MKL's `Q·Kᵀ` on AMD (its Zen kernels) for one query row over keys whose block of 4 is full
-/// (reseam's `layers/attention/zen.rs` says how it was read off MKL): for each key `j < nb`, with
-/// `b_t` = `kt[t·ldkt + j]`, every product rounded and no addition fused: lane 0 starts as
-/// `((p0 + p1) + p2) + p3`, lanes 1–3 at 0; elements `4 + 4i + l` go to lane `l` while a whole
-/// chunk of 4 is left; `(l0 + l2) + (l1 + l3)`; the elements past the chunks added in turn.
-/// `out[j]` gets the sum (not scaled). Every head of `s` at once as in [`carry_scores`].
+/// MKL's `Q·Kᵀ` on AMD (its Zen kernels) for one query row (reseam's `layers/attention/zen.rs`
+/// says how it was read off MKL), with `b_t` = `kt[t·ldkt + j]`, every product rounded and no
+/// addition fused: lane 0 starts as `((p0 + p1) + p2) + p3`, the other lanes at 0; then
+/// - a key whose block of 4 is full (the carry): elements `4 + 4i + l` go to lane `l` of 4
+///   while a whole chunk of 4 is left; `(l0 + l2) + (l1 + l3)`;
+/// - a key past the last block of 4, the `i`-th of them (the tail): elements `4 + L·i + l` go
+///   to lane `l` of `L` (8 for `i` even, else 4) while a whole chunk of `L` is left before the
+///   last 4 elements; the lanes halved (`l + l+L/2`, ..., `l + l+1`);
+///
+/// then the elements past the chunks added in turn. `out[j]` gets the sum (not scaled). Every
+/// head of `s` at once as in [`carry_scores`].
 pub fn zen_carry_scores(s: &RowScores, out: &mut [f32]) {
     s.check(out);
     s.each_head(out, zen_carry_scores_head);
 }
 
 /// [`zen_carry_scores`] of one head.
-fn zen_carry_scores_head(q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: &mut [f32]) {
+fn zen_carry_scores_head(q: &[f32], kt: &[f32], ldkt: usize, n: usize, out: &mut [f32]) {
     let k = q.len();
-    let end = 4 + k.saturating_sub(4) / 4 * 4;
-    for (j, o) in out.iter_mut().enumerate().take(nb) {
+    let nb = n / 4 * 4;
+    for (j, o) in out.iter_mut().enumerate().take(n) {
         let p = |t: usize| q[t] * kt[t * ldkt + j];
-        let mut l = [p(0), 0.0, 0.0, 0.0];
+        // Lanes, and the elements left out of the chunks at the end.
+        let (width, reserve) = match j.checked_sub(nb) {
+            None => (4, 0),
+            Some(i) if i.is_multiple_of(2) => (8, 4),
+            Some(_) => (4, 4),
+        };
+        let end = 4 + k.saturating_sub(4 + reserve) / width * width;
+        let mut l = [0f32; 8];
+        l[0] = p(0);
         for t in 1..k.min(4) {
             l[0] += p(t);
         }
-        for c in (4..end).step_by(4) {
-            for (i, lane) in l.iter_mut().enumerate() {
+        for c in (4..end).step_by(width) {
+            for (i, lane) in l.iter_mut().enumerate().take(width) {
                 *lane += p(c + i);
             }
         }
-        let mut s = (l[0] + l[2]) + (l[1] + l[3]);
+        let mut h = width / 2;
+        while h > 0 {
+            for i in 0..h {
+                l[i] += l[i + h];
+            }
+            h /= 2;
+        }
+        let mut s = l[0];
         for t in end..k {
             s += p(t);
         }

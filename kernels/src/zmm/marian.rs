@@ -100,7 +100,7 @@ pub(crate) unsafe fn chain_products(p: &Chain, c: &mut [f32]) {
 #[target_feature(enable = "avx512f")]
 pub(crate) unsafe fn carry_scores(s: &RowScores, out: &mut [f32]) {
     // SAFETY: `each_head` passes each head's query, keys and output, inside the checked operands.
-    s.each_head(out, |q, kt, ldkt, nb, out| unsafe { carry_scores_head(q, kt, ldkt, nb, out) });
+    s.each_head(out, |q, kt, ldkt, n, out| unsafe { carry_scores_head(q, kt, ldkt, n, out) });
 }
 
 /// One head of [`carry_scores`], a function with the features of its own: the closure that
@@ -109,9 +109,9 @@ pub(crate) unsafe fn carry_scores(s: &RowScores, out: &mut [f32]) {
 /// # Safety
 /// As [`carry_scores`], for one head.
 #[target_feature(enable = "avx512f")]
-unsafe fn carry_scores_head(q: &[f32], kt: &[f32], ldkt: usize, nb: usize, out: &mut [f32]) {
+unsafe fn carry_scores_head(q: &[f32], kt: &[f32], ldkt: usize, n: usize, out: &mut [f32]) {
     // SAFETY: as `chain_products`; one head's operands, inside the checked ones.
-    unsafe { marian_lanes::carry_scores_head(Zmm::new(), q, kt, ldkt, nb, out) }
+    unsafe { marian_lanes::carry_scores_head(Zmm::new(), q, kt, ldkt, n, out) }
 }
 
 /// [`crate::scalar::one_row_values`] with zmm registers ([`marian_lanes::row_values`]).

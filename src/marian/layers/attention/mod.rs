@@ -299,18 +299,7 @@ pub fn attend(kern: &Kernels, mkl: Mkl, a: &Heads, scratch: &mut Vec<f32>, out: 
     // The transposed keys' rows padded to a multiple of 8: the transposition stores whole
     // registers.
     let ldkt = n.next_multiple_of(8);
-    // One query row over transposed keys: the keys past the carried ones are read from the
-    // transposed keys, which the decoder asked the caches for ([`prefetch_one_row`]), not from
-    // their rows, which it did not (a miss per key and head): copied into rows of `dk`.
-    let tail_from = keys_t.filter(|_| m == 1);
-    let need = heads * size
-        + if chains {
-            heads * dk * ldkt
-        } else if tail_from.is_some() {
-            n * dk
-        } else {
-            0
-        };
+    let need = heads * size + if chains { heads * dk * ldkt } else { 0 };
     // Every value is written before it is read (the carried sums, then the rest of each row;
     // the transposed keys whole), so the scratch only grows and is never filled.
     if scratch.len() < need {
@@ -324,39 +313,25 @@ pub fn attend(kern: &Kernels, mkl: Mkl, a: &Heads, scratch: &mut Vec<f32>, out: 
         let t = Transpose { src: &k.data[k.col..], lds: k.stride, rows: n, cols: heads * dk, scale: s, ldd: ldkt };
         kern.transpose_scaled(&t, kt);
     }
-    // One query row over transposed keys: the carry sums (Zen: the 4-lane sums) of all keys
-    // whose block of 4 is full, of all heads in one call, one vector lane per key
-    // ([`one_row_carry`], Zen: [`qk_zen`], for each).
-    let carried = match keys_t {
-        Some(kt) if m == 1 && n >= 4 => {
-            let (q, kt, ldkt, nb) = (q.row(0, heads * dk), &kt.data[kt.col..], kt.stride, n / 4 * 4);
-            kern.row_scores(mkl.into(), &RowScores { q, heads, kt, ldkt, nb, ldo: n }, scores);
-            for hs in scores.chunks_exact_mut(n) {
-                for s in &mut hs[..nb] {
-                    *s *= scale;
-                }
+    match keys_t {
+        // One query row over transposed keys (the decoder's): the scores of every key of all
+        // heads in one call, a vector lane per key, the keys past the last block of 4 in their
+        // own orders ([`qk`], Zen: [`qk_zen`], for each); `k` is not read.
+        Some(kt) if m == 1 => {
+            let (q, kt, ldkt) = (q.row(0, heads * dk), &kt.data[kt.col..], kt.stride);
+            kern.row_scores(mkl.into(), &RowScores { q, heads, kt, ldkt, n, ldo: n }, scores);
+            for s in scores.iter_mut() {
+                *s *= scale;
             }
-            nb
         }
-        _ => 0,
-    };
-    for (h, hs) in scores.chunks_exact_mut(size).enumerate() {
-        let col = |x: View<'_>| x.col + h * dk;
-        let q = View { col: col(q), ..q };
-        let k = match tail_from {
-            Some(ktv) => {
-                // Rows `carried..n` of this head's keys (the others are not read).
-                for j in carried..n {
-                    for (t, x) in kt[j * dk..(j + 1) * dk].iter_mut().enumerate() {
-                        *x = ktv.at(h * dk + t, j);
-                    }
-                }
-                View { data: &*kt, stride: dk, col: 0 }
+        _ => {
+            for (h, hs) in scores.chunks_exact_mut(size).enumerate() {
+                let col = |x: View<'_>| x.col + h * dk;
+                let (q, k) = (View { col: col(q), ..q }, View { col: col(k), ..k });
+                let kt = if chains { &kt[h * dk * ldkt..(h + 1) * dk * ldkt] } else { &[][..] };
+                head_scores(kern, zen, chains, q, m, k, n, dk, scale, hs, kt, ldkt);
             }
-            None => View { col: col(k), ..k },
-        };
-        let kt = if chains { &kt[h * dk * ldkt..(h + 1) * dk * ldkt] } else { &[][..] };
-        head_scores(kern, zen, chains, q, m, k, carried, n, dk, scale, hs, kt, ldkt);
+        }
     }
     kern.marian_softmax_rows(scores, n);
     if m == 1 {
@@ -387,9 +362,9 @@ pub fn prefetch_one_row(kern: &Kernels, keys_t: View, v: View, n: usize, width: 
     kern.prefetch_rows(&v.data[v.col..], v.stride, width, n);
 }
 
-/// The scores of one head, `scale · Q·Kᵀ` (`m` rows of `n`), before the softmax, but for the
-/// first `carried` of a single row (already there); `kt` holds the head's keys transposed
-/// (`dk` rows of `ldkt`, Zen: scaled) where the products are plain chains.
+/// The scores of one head, `scale · Q·Kᵀ` (`m` rows of `n`), before the softmax; `kt` holds
+/// the head's keys transposed (`dk` rows of `ldkt`, Zen: scaled) where the products are plain
+/// chains.
 #[allow(clippy::too_many_arguments)]
 fn head_scores(
     kern: &Kernels,
@@ -398,7 +373,6 @@ fn head_scores(
     q: View,
     m: usize,
     k: View,
-    carried: usize,
     n: usize,
     dk: usize,
     scale: f32,
@@ -423,7 +397,7 @@ fn head_scores(
     }
     for (i, row) in scores.chunks_exact_mut(n).enumerate() {
         let qi = q.row(i, dk);
-        for (j, s) in row.iter_mut().enumerate().skip(carried) {
+        for (j, s) in row.iter_mut().enumerate() {
             let kj = k.row(j, dk);
             *s = if zen { qk_zen(m, n, j, qi, kj, scale) } else { qk(m, n, i, j, qi, kj, &f) * scale };
         }
