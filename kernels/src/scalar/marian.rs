@@ -191,9 +191,9 @@ impl RowScores<'_> {
 /// MKL's `Q·Kᵀ` on AMD (its Zen kernels) for one query row (reseam's `layers/attention/zen.rs`
 /// says how it was read off MKL), with `b_t` = `kt[t·ldkt + j]`, every product rounded and no
 /// addition fused: lane 0 starts as `((p0 + p1) + p2) + p3`, the other lanes at 0; then
-/// - a key whose block of 4 is full (the carry): elements `4 + 4i + l` go to lane `l` of 4
+/// - a key whose block of 4 is full (the carry): elements `4 + 4c + l` go to lane `l` of 4
 ///   while a whole chunk of 4 is left; `(l0 + l2) + (l1 + l3)`;
-/// - a key past the last block of 4, the `i`-th of them (the tail): elements `4 + L·i + l` go
+/// - a key past the last block of 4, the `i`-th of them (the tail): elements `4 + L·c + l` go
 ///   to lane `l` of `L` (8 for `i` even, else 4) while a whole chunk of `L` is left before the
 ///   last 4 elements; the lanes halved (`l + l+L/2`, ..., `l + l+1`);
 ///
