@@ -123,9 +123,11 @@ fn row_max(row: &[f32]) -> f32 {
 /// the sums of up to [`SIDE`] rows at once, each row's lane sums a chain of its own in Marian's
 /// order (a row of the decoder's attention has 1 lane, one dependent add per value: several rows
 /// side by side keep the adder busy), then the divisions.
+///
+/// `exp16`, where given, is `exp1` on 16 values at once (with `pad1`).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn rows_body(buf: &mut [f32], n: usize, exp1: impl Fn(f32) -> f32, pad1: bool) {
+fn rows_body(buf: &mut [f32], n: usize, exp1: impl Fn(f32) -> f32, exp16: Option<fn(&mut [f32; 16])>, pad1: bool) {
     for row in buf.chunks_exact_mut(n) {
         let max = row_max(row);
         for v in row.iter_mut() {
@@ -133,7 +135,9 @@ fn rows_body(buf: &mut [f32], n: usize, exp1: impl Fn(f32) -> f32, pad1: bool) {
         }
     }
     let width = lanes_for(n);
-    if width == 1 {
+    if let (1, Some(exp16)) = (width, exp16) {
+        exp_blocks(buf, exp16);
+    } else if width == 1 {
         exp_pass(buf, 0.0, exp1, pad1);
     } else {
         exp_pass(buf, 0.0, exp_ps, true);
@@ -238,6 +242,32 @@ fn exp_pass(row: &mut [f32], max: f32, exp: impl Fn(f32) -> f32, pad: bool) {
     }
 }
 
+/// `v = exp(v)` over the buffer by `exp16`, 16 values at a time, as [`exp_pass`] pads: the last
+/// few from a copy of the last 16 (or a block padded with zeros, for fewer than 16 values).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn exp_blocks(buf: &mut [f32], exp16: fn(&mut [f32; 16])) {
+    let n = buf.len();
+    let tail = (n >= 16 && !n.is_multiple_of(16)).then(|| {
+        let mut last: [f32; 16] = buf[n - 16..].try_into().expect("16 values");
+        exp16(&mut last);
+        last
+    });
+    let mut chunks = buf.chunks_exact_mut(16);
+    for c in &mut chunks {
+        exp16(c.try_into().expect("16 values"));
+    }
+    let rest = chunks.into_remainder();
+    if let Some(last) = tail {
+        rest.copy_from_slice(&last[16 - rest.len()..]);
+    } else if !rest.is_empty() {
+        let mut block = [0f32; 16];
+        block[..rest.len()].copy_from_slice(rest);
+        exp16(&mut block);
+        rest.copy_from_slice(&block[..rest.len()]);
+    }
+}
+
 /// `acc[l] += row[l + W·i]` in order over `i`.
 #[inline(always)]
 fn lane_sums<const W: usize>(row: &[f32], acc: &mut [f32; 8]) {
@@ -279,7 +309,11 @@ pub(crate) unsafe fn softmax_ymm<const GLIBC: bool>(buf: &mut [f32], n: usize) {
 #[target_feature(enable = "avx2,fma")]
 #[inline(never)]
 unsafe fn ymm_rows<const LANES: bool>(buf: &mut [f32], n: usize) {
-    if LANES { rows_body(buf, n, crate::expf::lane, true) } else { rows_body(buf, n, f32::exp, false) }
+    if LANES {
+        rows_body(buf, n, crate::expf::lane, Some(crate::expf::lanes16), true)
+    } else {
+        rows_body(buf, n, f32::exp, None, false)
+    }
 }
 
 /// As [`ymm_rows`] in zmm code.
@@ -290,7 +324,11 @@ unsafe fn ymm_rows<const LANES: bool>(buf: &mut [f32], n: usize) {
 #[target_feature(enable = "avx512f,avx2,fma")]
 #[inline(never)]
 unsafe fn zmm_rows<const LANES: bool>(buf: &mut [f32], n: usize) {
-    if LANES { rows_body(buf, n, crate::expf::lane, true) } else { rows_body(buf, n, f32::exp, false) }
+    if LANES {
+        rows_body(buf, n, crate::expf::lane, Some(crate::expf::lanes16), true)
+    } else {
+        rows_body(buf, n, f32::exp, None, false)
+    }
 }
 
 /// [`softmax_rows`] compiled for AVX-512; with `GLIBC`, glibc's `expf` on 16 lanes in place of
