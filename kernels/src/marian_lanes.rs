@@ -103,7 +103,6 @@ pub(crate) unsafe fn carry_scores_head<L: Lanes>(l: L, q: &[f32], kt: &[f32], ld
             unsafe { tail_scores(l, q, kt, ldkt, j, j + 1, j - nb, out) };
         }
     }
-    let halve = |x: &mut [L::F; 16]| halve_registers(l, x);
     let mut j = 0;
     while j < nb {
         let mask = l.mask(j, nb);
@@ -120,7 +119,7 @@ pub(crate) unsafe fn carry_scores_head<L: Lanes>(l: L, q: &[f32], kt: &[f32], ld
                 }
                 i += 16;
             }
-            carry = halve(&mut x);
+            carry = halve_registers(l, &mut x);
         }
         if i < k {
             let mut x = [l.zero(); 16];
@@ -128,7 +127,7 @@ pub(crate) unsafe fn carry_scores_head<L: Lanes>(l: L, q: &[f32], kt: &[f32], ld
             for (y, lane) in x.iter_mut().enumerate().take(k - i) {
                 *lane = l.fmadd(l.splat(q[i + y]), b(i + y), *lane);
             }
-            carry = halve(&mut x);
+            carry = halve_registers(l, &mut x);
         }
         // SAFETY: the masked lanes are `out[j..nb]`.
         unsafe { l.store_masked(out.as_mut_ptr().add(j), mask, carry) };

@@ -118,7 +118,7 @@ fn zen_lanes<const L: usize>(q: &[f32], k: &[f32], start: usize, reserve: usize,
     let mut v = [0f32; L];
     v[0] = init;
     // Whole chunks as arrays: no index to check per element, so each chunk is a few vector
-    // multiplies and adds (the decoder's keys past the last block of 4 run this per head).
+    // multiplies and adds.
     let (qc, kc) = if end > start { (&q[start..end], &k[start..end]) } else { (&[][..], &[][..]) };
     for (a, b) in qc.chunks_exact(L).zip(kc.chunks_exact(L)) {
         let (a, b): (&[f32; L], &[f32; L]) = (a.try_into().expect("a chunk"), b.try_into().expect("a chunk"));
