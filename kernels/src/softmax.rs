@@ -136,7 +136,8 @@ fn rows_body(buf: &mut [f32], n: usize, exp1: impl Fn(f32) -> f32, exp16: Option
     }
     let width = lanes_for(n);
     if let (1, Some(exp16)) = (width, exp16) {
-        exp_blocks(buf, exp16);
+        // The maxima are subtracted: padding with 0 is padding with the maximum.
+        in_blocks(buf, 0.0, exp16);
     } else if width == 1 {
         exp_pass(buf, 0.0, exp1, pad1);
     } else {
@@ -202,68 +203,47 @@ fn lane_sums_side<const G: usize, const W: usize>(rows: &[&[f32]; G], n: usize) 
     })
 }
 
-/// `v = exp(v − max)` over the row, 16 values at a time; with `pad`, the last few in a padded
-/// block too, so that a short row (most attention rows are) runs no scalar tail (for a vector
-/// `exp`; a call per value had better not be made for the padding).
-///
-/// With `pad` and 16 values or more, the last few come from a copy of the last 16 taken before
-/// the pass (a block overlapping the one before, each value computed on its own), not from a
-/// padded block: filling the padding was a call to `memset` per call.
+/// `v = exp(v − max)` over the row; with `pad` (a vector `exp`; a call per value had better not
+/// be made for the padding), 16 values at a time ([`in_blocks`]), the last few too, so that a
+/// short row (most attention rows are) runs no scalar tail.
 #[inline(always)]
 fn exp_pass(row: &mut [f32], max: f32, exp: impl Fn(f32) -> f32, pad: bool) {
-    let n = row.len();
-    let tail = (pad && n >= 16 && !n.is_multiple_of(16)).then(|| {
-        let mut last: [f32; 16] = row[n - 16..].try_into().expect("16 values");
-        for v in last.iter_mut() {
+    if pad {
+        in_blocks(row, max, |c| {
+            for v in c.iter_mut() {
+                *v = exp(*v - max);
+            }
+        });
+    } else {
+        for v in row.iter_mut() {
             *v = exp(*v - max);
         }
+    }
+}
+
+/// `f` on every 16 values of `row` in place, the last few from a copy of the last 16 taken
+/// before the pass (each value is computed on its own, so a block overlapping the one before
+/// gives the same; a padded block there was a call to `memset` per call), or, in a row shorter
+/// than 16, in a block padded with `fill`.
+#[inline(always)]
+fn in_blocks(row: &mut [f32], fill: f32, f: impl Fn(&mut [f32; 16])) {
+    let n = row.len();
+    let tail = (n >= 16 && !n.is_multiple_of(16)).then(|| {
+        let mut last: [f32; 16] = row[n - 16..].try_into().expect("16 values");
+        f(&mut last);
         last
     });
     let mut chunks = row.chunks_exact_mut(16);
     for c in &mut chunks {
-        for v in c.iter_mut() {
-            *v = exp(*v - max);
-        }
-    }
-    let rest = chunks.into_remainder();
-    if let Some(last) = tail {
-        rest.copy_from_slice(&last[16 - rest.len()..]);
-    } else if !pad {
-        for v in rest.iter_mut() {
-            *v = exp(*v - max);
-        }
-    } else if !rest.is_empty() {
-        let mut block = [max; 16];
-        block[..rest.len()].copy_from_slice(rest);
-        for v in block.iter_mut() {
-            *v = exp(*v - max);
-        }
-        rest.copy_from_slice(&block[..rest.len()]);
-    }
-}
-
-/// `v = exp(v)` over the buffer by `exp16`, 16 values at a time, as [`exp_pass`] pads: the last
-/// few from a copy of the last 16 (or a block padded with zeros, for fewer than 16 values).
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn exp_blocks(buf: &mut [f32], exp16: fn(&mut [f32; 16])) {
-    let n = buf.len();
-    let tail = (n >= 16 && !n.is_multiple_of(16)).then(|| {
-        let mut last: [f32; 16] = buf[n - 16..].try_into().expect("16 values");
-        exp16(&mut last);
-        last
-    });
-    let mut chunks = buf.chunks_exact_mut(16);
-    for c in &mut chunks {
-        exp16(c.try_into().expect("16 values"));
+        f(c.try_into().expect("16 values"));
     }
     let rest = chunks.into_remainder();
     if let Some(last) = tail {
         rest.copy_from_slice(&last[16 - rest.len()..]);
     } else if !rest.is_empty() {
-        let mut block = [0f32; 16];
+        let mut block = [fill; 16];
         block[..rest.len()].copy_from_slice(rest);
-        exp16(&mut block);
+        f(&mut block);
         rest.copy_from_slice(&block[..rest.len()]);
     }
 }
