@@ -137,7 +137,11 @@ impl Marian {
                 // `x · 1.0` is `x`: the keys' bits as they are.
                 let t = Transpose { src: rows, lds: 2 * d, rows: len, cols: d, scale: 1.0, ldd: len };
                 rt.kernels.transpose_scaled(&t, &mut kt);
-                o.values.push(rows.chunks_exact(2 * d).flat_map(|r| &r[d..]).copied().collect());
+                let mut values = Vec::with_capacity(len * d);
+                for r in rows.chunks_exact(2 * d) {
+                    values.extend_from_slice(&r[d..]);
+                }
+                o.values.push(values);
                 o.keys_t.push(kt);
             }
         }
