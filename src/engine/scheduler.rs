@@ -85,9 +85,16 @@ const FAIR_TURN_TIME: std::time::Duration = std::time::Duration::from_millis(10)
 /// streams the encoder's weights through the caches, and between two encodes the decoder steps
 /// with its own weights and the sentences' keys and values warm. Measured on the 2-vCPU Zen 4
 /// (one model, alternating, 4 runs each): `bench translate`, 64 clients, 2 threads, 883 → 989
-/// posts/s, p99 139 → 123 ms; `translate --threads 2`, 3,000 lines, 3.50 → 3.20 s. A lone
-/// sentence on an idle engine is admitted at once (nothing is decoding).
-const ADMIT_EVERY_ROUNDS: usize = 8;
+/// posts/s, p99 139 → 123 ms; `translate --threads 2`, 3,000 lines, 3.50 → 3.20 s. From 8 to
+/// 16 rounds (same machine, pairs alternated): each encode evicts the decoding sentences' keys
+/// and values, and the cross-attention's time per row falls from 6.5 µs in the step after an
+/// encode to 3.4 µs eight rounds later (tiny, 64 live sentences); tiny `--threads 1` 5.18–5.60
+/// → 5.13–5.36 s (4 pairs, each faster), `--threads 2` median 2.99 → 2.87 s (5 of 8 pairs
+/// faster), `bench translate` 885–955 → 917–980 posts/s (3 of 4), base-memory `--threads 1`
+/// 8.36–9.01 → 7.83–8.62 s (3 of 3). Slots emptied meanwhile wait longer, so the steps hold
+/// fewer rows; past 16 the gains were within the machine's noise. A lone sentence on an idle
+/// engine is admitted at once (nothing is decoding).
+const ADMIT_EVERY_ROUNDS: usize = 16;
 
 /// What encoding one source piece costs, in decoder rows (one sentence's decoder step, output
 /// layer included). Measured with `RESEAM_MT_PROFILE=1` on the fixture's held-out set at
