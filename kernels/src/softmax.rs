@@ -124,10 +124,11 @@ fn row_max(row: &[f32]) -> f32 {
 /// order (a row of the decoder's attention has 1 lane, one dependent add per value: several rows
 /// side by side keep the adder busy), then the divisions.
 ///
-/// `exp16`, where given, is `exp1` on 16 values at once (with `pad1`).
+/// `one_lane` takes the exponentials of the whole buffer when its rows have 1 lane
+/// ([`glibc_one_lane`] or [`libm_one_lane`]); wider rows take [`exp_ps`].
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn rows_body(buf: &mut [f32], n: usize, exp1: impl Fn(f32) -> f32, exp16: Option<fn(&mut [f32; 16])>, pad1: bool) {
+fn rows_body(buf: &mut [f32], n: usize, one_lane: impl Fn(&mut [f32])) {
     for row in buf.chunks_exact_mut(n) {
         let max = row_max(row);
         for v in row.iter_mut() {
@@ -135,11 +136,8 @@ fn rows_body(buf: &mut [f32], n: usize, exp1: impl Fn(f32) -> f32, exp16: Option
         }
     }
     let width = lanes_for(n);
-    if let (1, Some(exp16)) = (width, exp16) {
-        // The maxima are subtracted: padding with 0 is padding with the maximum.
-        in_blocks(buf, 0.0, exp16);
-    } else if width == 1 {
-        exp_pass(buf, 0.0, exp1, pad1);
+    if width == 1 {
+        one_lane(buf);
     } else {
         exp_pass(buf, 0.0, exp_ps, true);
     }
@@ -201,6 +199,21 @@ fn lane_sums_side<const G: usize, const W: usize>(rows: &[&[f32]; G], n: usize) 
         }
         sum
     })
+}
+
+/// glibc's `expf` over rows whose maxima are subtracted, 16 values at a time: padding with 0
+/// is padding with the maximum.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn glibc_one_lane(buf: &mut [f32]) {
+    in_blocks(buf, 0.0, crate::expf::lanes16);
+}
+
+/// libm's `expf` over rows whose maxima are subtracted, value by value.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn libm_one_lane(buf: &mut [f32]) {
+    exp_pass(buf, 0.0, f32::exp, false);
 }
 
 /// `v = exp(v − max)` over the row; with `pad` (a vector `exp`; a call per value had better not
@@ -289,11 +302,7 @@ pub(crate) unsafe fn softmax_ymm<const GLIBC: bool>(buf: &mut [f32], n: usize) {
 #[target_feature(enable = "avx2,fma")]
 #[inline(never)]
 unsafe fn ymm_rows<const LANES: bool>(buf: &mut [f32], n: usize) {
-    if LANES {
-        rows_body(buf, n, crate::expf::lane, Some(crate::expf::lanes16), true)
-    } else {
-        rows_body(buf, n, f32::exp, None, false)
-    }
+    if LANES { rows_body(buf, n, glibc_one_lane) } else { rows_body(buf, n, libm_one_lane) }
 }
 
 /// As [`ymm_rows`] in zmm code.
@@ -304,11 +313,7 @@ unsafe fn ymm_rows<const LANES: bool>(buf: &mut [f32], n: usize) {
 #[target_feature(enable = "avx512f,avx2,fma")]
 #[inline(never)]
 unsafe fn zmm_rows<const LANES: bool>(buf: &mut [f32], n: usize) {
-    if LANES {
-        rows_body(buf, n, crate::expf::lane, Some(crate::expf::lanes16), true)
-    } else {
-        rows_body(buf, n, f32::exp, None, false)
-    }
+    if LANES { rows_body(buf, n, glibc_one_lane) } else { rows_body(buf, n, libm_one_lane) }
 }
 
 /// [`softmax_rows`] compiled for AVX-512; with `GLIBC`, glibc's `expf` on 16 lanes in place of
