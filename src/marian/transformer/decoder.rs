@@ -168,8 +168,8 @@ impl Marian {
     }
 
     /// [`RowTops`] of the rows the last [`Marian::step`] left in `ws`, over the full vocabulary
-    /// (see [`OutputLayer::tops`](super::OutputLayer::tops)); `Ok(false)` when this model's
-    /// output layer cannot give them, or when a column split (latency mode) or the debug dumps
+    /// (see [`OutputLayer::tops`](super::OutputLayer::tops), cut by columns over `rt.columns`);
+    /// `Ok(false)` when this model's output layer cannot give them, or when the debug dumps
     /// want the logits themselves: then [`Marian::logits`] it is.
     pub fn logit_tops(
         &self,
@@ -179,8 +179,7 @@ impl Marian {
         unk: Option<usize>,
         tops: &mut Vec<RowTops>,
     ) -> Result<bool, ShapeError> {
-        let split = rt.columns.is_some_and(|pool| pool.current_num_threads() > 1);
-        if split || rt.debug || !self.out.has_tops() {
+        if rt.debug || !self.out.has_tops() {
             return Ok(false);
         }
         let d = self.config.dim;

@@ -7,12 +7,15 @@
 //! shortlist, indexed afterwards. Float models compute in float.
 
 use std::borrow::Cow;
+use std::ops::Range;
 use std::sync::Arc;
 
 use reseam_kernels::scan::{self, Top2};
 use reseam_kernels::{Epilogue, Kernels, Output, PackedB, QuantizedA, Scale, ShapeError, scalar};
 
-use crate::marian::layers::linear::{ActScale, Products, dot8, dot8_rows4, dynamic_scale, prepared_bias, unquant_mult};
+use crate::marian::layers::linear::{
+    ActScale, COLUMN_SPLIT_MACS, Products, dot8, dot8_rows4, dynamic_scale, prepared_bias, unquant_mult,
+};
 use crate::pack::F32s;
 use crate::profile::{self, Kind};
 
@@ -84,11 +87,81 @@ impl RowTops {
             None => self.before = then(self.before, piece, c0),
         }
     }
+
+    /// These tops followed by `later`, the tops of the columns after them gathered from none
+    /// (their `at`s counted as [`RowTops::take`] counts them, from each side's first column).
+    fn merge(&mut self, later: &RowTops) {
+        self.before = self.before.then(later.before, 0);
+        self.after = self.after.then(later.after, 0);
+        self.unk = self.unk.or(later.unk);
+    }
 }
 
 /// Output columns per slice in [`OutputLayer::tops`]: a slice's weights (`d × 512` bytes) and
 /// logits (512 floats a row) stay in L2 for a batch's rows while the slice is scanned.
 const TOPS_SLICE: usize = 512;
+
+/// The product and scan of [`OutputLayer::tops`], by slices of [`TOPS_SLICE`] columns.
+struct TopsJob<'a> {
+    p: &'a Products<'a>,
+    a: &'a QuantizedA<'a>,
+    b: &'a PackedB,
+    ep: &'a Epilogue<'a>,
+    rows: usize,
+    unk: Option<usize>,
+}
+
+impl TopsJob<'_> {
+    /// `slices` cut into `pieces` runs, halving with `rayon::join` (which allocates nothing);
+    /// `tops` has `rows` places per piece and `slice` a slice's logits per piece. The merged
+    /// tops end in `tops[..rows]`.
+    fn split(
+        &self,
+        slices: Range<usize>,
+        pieces: usize,
+        tops: &mut [RowTops],
+        slice: &mut [f32],
+    ) -> Result<(), ShapeError> {
+        if pieces <= 1 || slices.len() <= 1 {
+            return self.run(slices, tops, slice);
+        }
+        let half = pieces / 2;
+        let mid = slices.start + slices.len() * half / pieces;
+        let (first, later) = tops.split_at_mut(self.rows * half);
+        let (first_slice, later_slice) = slice.split_at_mut(self.rows * TOPS_SLICE * half);
+        let (a, b) = rayon::join(
+            || self.split(slices.start..mid, half, first, first_slice),
+            || self.split(mid..slices.end, pieces - half, later, later_slice),
+        );
+        a?;
+        b?;
+        for (t, l) in first[..self.rows].iter_mut().zip(&later[..self.rows]) {
+            t.merge(l);
+        }
+        Ok(())
+    }
+
+    /// The tops of the columns of `slices` alone into `tops[..rows]`.
+    fn run(&self, slices: Range<usize>, tops: &mut [RowTops], slice: &mut [f32]) -> Result<(), ShapeError> {
+        let (rows, n) = (self.rows, self.b.n());
+        let tops = &mut tops[..rows];
+        tops.fill(RowTops::default());
+        for s in slices {
+            let (c0, c1) = (s * TOPS_SLICE, ((s + 1) * TOPS_SLICE).min(n));
+            let w = c1 - c0;
+            {
+                let _t = profile::time(Kind::OutputProduct);
+                let mut out = Output::F32 { data: &mut slice[..rows * w], stride: w };
+                self.p.kernels.gemm_columns(self.p.arith, self.a, self.b, self.ep, &mut out, c0..c1)?;
+            }
+            let _t = profile::time(Kind::Argmax);
+            for (r, t) in tops.iter_mut().enumerate() {
+                t.take(self.p.kernels, &slice[r * w..(r + 1) * w], c0, self.unk);
+            }
+        }
+        Ok(())
+    }
+}
 
 /// intgemm's `PrepareBTransposed` quantization of one float: round half to even, saturate, and
 /// keep −128 out (as for activations, without the shift).
@@ -171,8 +244,9 @@ impl OutputLayer {
     /// time into `slice`, and each row's part of the slice is scanned while it is in cache:
     /// the logits never go to memory, and the weights are still read once for all rows. Each
     /// logit is the same integer product and epilogue as in [`OutputLayer::forward`], so the
-    /// tops equal a scan of its rows. `Ok(false)` (nothing computed) when not
-    /// [`OutputLayer::has_tops`].
+    /// tops equal a scan of its rows. Given a pool (`p.columns`), a large product's slices are
+    /// cut over its threads, each piece's tops merged in column order: the same tops.
+    /// `Ok(false)` (nothing computed) when not [`OutputLayer::has_tops`].
     #[allow(clippy::too_many_arguments)]
     pub fn tops(
         &self,
@@ -205,21 +279,26 @@ impl OutputLayer {
         let ep =
             Epilogue { zero_fix: None, scale: Scale::Uniform(unquant_mult(*qa, *qb)), bias: Some(bprep), relu: false };
         let unk = unk.filter(|&u| u < n);
-        let mut c0 = 0;
-        while c0 < n {
-            let c1 = (c0 + TOPS_SLICE).min(n);
-            let w = c1 - c0;
-            {
-                let _t = profile::time(Kind::OutputProduct);
-                let mut out = Output::F32 { data: &mut slice[..rows * w], stride: w };
-                p.kernels.gemm_columns(p.arith, &a, b, &ep, &mut out, c0..c1)?;
+        let slices = n.div_ceil(TOPS_SLICE);
+        // Cut by columns over the pool's threads as `Products::gemm` cuts a large product: each
+        // piece gathers the tops of its own columns, merged in column order afterwards.
+        let pieces = match p.columns {
+            Some(pool) if pool.current_num_threads() > 1 && rows * n * kp >= COLUMN_SPLIT_MACS => {
+                pool.current_num_threads().min(slices)
             }
-            let _t = profile::time(Kind::Argmax);
-            for (r, t) in tops.iter_mut().enumerate() {
-                t.take(p.kernels, &slice[r * w..(r + 1) * w], c0, unk);
-            }
-            c0 = c1;
+            _ => 1,
+        };
+        tops.resize(rows * pieces, RowTops::default());
+        if slice.len() < rows * TOPS_SLICE * pieces {
+            slice.resize(rows * TOPS_SLICE * pieces, 0.0);
         }
+        let job = TopsJob { p, a: &a, b, ep: &ep, rows, unk };
+        let (all_tops, all_slices) = (&mut tops[..], &mut slice[..rows * TOPS_SLICE * pieces]);
+        match p.columns {
+            Some(pool) if pieces > 1 => pool.install(|| job.split(0..slices, pieces, all_tops, all_slices))?,
+            _ => job.run(0..slices, all_tops, all_slices)?,
+        }
+        tops.truncate(rows);
         Ok(true)
     }
 
@@ -347,10 +426,15 @@ mod tests {
 
     /// The tops gathered a slice of columns at a time equal the scan of the whole logits'
     /// two sides, for `<unk>` anywhere (first column, slice edges, last column, none), on
-    /// every table and in both arithmetics; rows copied across slices make exact ties.
+    /// every table and in both arithmetics, alone and cut over pools of 2 and 3 threads (the
+    /// pieces' edges at slice edges); rows copied across slices make exact ties.
     #[test]
     fn tops_equal_the_scan_of_the_logits() {
-        let (d, v, rows) = (40, 2 * TOPS_SLICE + 276, 6);
+        // Wide enough that the product is cut over a pool (`COLUMN_SPLIT_MACS`).
+        let (d, v, rows) = (192, 2 * TOPS_SLICE + 276, 6);
+        assert!(rows * v * d >= COLUMN_SPLIT_MACS);
+        let pools: Vec<rayon::ThreadPool> =
+            [2, 3].map(|n| rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap()).into();
         let mut seed = 0x5DEE_CE66u64;
         let mut rnd = move || {
             seed ^= seed << 13;
@@ -362,7 +446,10 @@ mod tests {
         for j in [TOPS_SLICE - 1, TOPS_SLICE, 2 * TOPS_SLICE + 7, v - 1] {
             emb.copy_within(3 * d..4 * d, j * d);
         }
-        let bias: Vec<f32> = (0..v).map(|_| rnd() / 8.0).collect();
+        let mut bias: Vec<f32> = (0..v).map(|_| rnd() / 8.0).collect();
+        for j in [TOPS_SLICE - 1, TOPS_SLICE, 2 * TOPS_SLICE + 7, v - 1] {
+            bias[j] = bias[3];
+        }
         let layer = OutputLayer::int8(&emb, d, ActScale::Fixed(30.0), Some(bias));
         assert!(layer.has_tops());
         // Half the rows lean towards the copied row, so that its ties are the maximum.
@@ -372,9 +459,14 @@ mod tests {
                 let p = Products { kernels: &k, arith, columns: None };
                 let mut logits = vec![0f32; rows * v];
                 layer.forward(&p, &x, d, rows, &|_| None, &mut logits, v, &mut Vec::new()).unwrap();
-                for unk in [None, Some(0), Some(1), Some(TOPS_SLICE - 1), Some(TOPS_SLICE), Some(v - 1), Some(v + 5)] {
+                let unks = [None, Some(0), Some(1), Some(TOPS_SLICE - 1), Some(TOPS_SLICE), Some(v - 1), Some(v + 5)];
+                for (unk, pool) in
+                    unks.into_iter().flat_map(|u| [None].into_iter().chain(pools.iter().map(Some)).map(move |p| (u, p)))
+                {
+                    let cut = Products { columns: pool, ..p };
                     let mut tops = Vec::new();
-                    let done = layer.tops(&p, &x, d, rows, unk, &mut tops, &mut Vec::new(), &mut Vec::new()).unwrap();
+                    let done = layer.tops(&cut, &x, d, rows, unk, &mut tops, &mut Vec::new(), &mut Vec::new()).unwrap();
+                    assert_eq!(tops.len(), rows);
                     assert!(done);
                     for (r, got) in tops.iter().enumerate() {
                         let row = &logits[r * v..(r + 1) * v];
@@ -388,7 +480,8 @@ mod tests {
                                 && a.at == b.at
                                 && a.second == b.second
                         };
-                        let what = format!("{} {:?} row {r} unk {unk:?}", k.name(), arith);
+                        let threads = pool.map(|p| p.current_num_threads());
+                        let what = format!("{} {:?} row {r} unk {unk:?} pool {threads:?}", k.name(), arith);
                         assert!(same(got.before, k.top2(before)), "{what}: {:?} {:?}", got.before, k.top2(before));
                         assert!(same(got.after, k.top2(after)), "{what}: {:?} {:?}", got.after, k.top2(after));
                         assert_eq!(got.unk.map(f32::to_bits), unk_x.map(f32::to_bits), "{what}");
