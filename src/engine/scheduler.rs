@@ -114,19 +114,15 @@ fn help(done: &AtomicBool, stepping: Option<usize>) {
     if rayon::current_thread_index() == stepping {
         return;
     }
-    while !done.load(Ordering::Acquire) {
-        if rayon::yield_now() != Some(rayon::Yield::Executed) {
-            std::hint::spin_loop();
-        }
-    }
+    take_jobs_until(|| done.load(Ordering::Acquire), false);
 }
 
-/// Runs the halves the other parts' products push (see `Scheduler::compute`) until no part is
-/// left, returning the time spent in them when `timed` (`RESEAM_MT_PROFILE`: work, not the
-/// round's end).
-fn take_halves(left: &AtomicUsize, timed: bool) -> std::time::Duration {
+/// Runs the pool's pending jobs (the halves other threads' products push) until `done`, spinning
+/// between them, and returns the time spent in them when `timed` (`RESEAM_MT_PROFILE`: work,
+/// not a round's end).
+fn take_jobs_until(done: impl Fn() -> bool, timed: bool) -> std::time::Duration {
     let mut took = std::time::Duration::ZERO;
-    while left.load(Ordering::Acquire) > 0 {
+    while !done() {
         let t = timed.then(std::time::Instant::now);
         match rayon::yield_now() {
             Some(rayon::Yield::Executed) => took += t.map_or(std::time::Duration::ZERO, |t| t.elapsed()),
@@ -459,7 +455,7 @@ impl Scheduler {
                     }
                     left.fetch_sub(1, Ordering::AcqRel);
                     if spin {
-                        p.worked += take_halves(left, round.is_some());
+                        p.worked += take_jobs_until(|| left.load(Ordering::Acquire) == 0, round.is_some());
                     }
                 })
             });

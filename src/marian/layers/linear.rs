@@ -29,11 +29,16 @@ pub struct Products<'k> {
     pub columns: Option<&'k rayon::ThreadPool>,
 }
 
-impl Products<'_> {
+impl<'k> Products<'k> {
+    /// The pool to cut a product of `macs` multiply-adds over by columns, if it is to be cut.
+    pub fn split_over(&self, macs: usize) -> Option<&'k rayon::ThreadPool> {
+        self.columns.filter(|pool| pool.current_num_threads() > 1 && macs >= COLUMN_SPLIT_MACS)
+    }
+
     /// `out = epilogue(a · b)`.
     pub fn gemm(&self, a: &QuantizedA, b: &PackedB, ep: &Epilogue, out: &mut Output) -> Result<(), ShapeError> {
-        match self.columns {
-            Some(pool) if pool.current_num_threads() > 1 && a.rows * b.n() * b.k() >= COLUMN_SPLIT_MACS => {
+        match self.split_over(a.rows * b.n() * b.k()) {
+            Some(pool) => {
                 let task = self.kernels.task(self.arith, a, b, ep, out)?;
                 let (threads, grain) = (pool.current_num_threads(), self.kernels.column_grain());
                 pool.install(move || run_split(task, threads, grain));

@@ -13,9 +13,7 @@ use std::sync::Arc;
 use reseam_kernels::scan::{self, Top2};
 use reseam_kernels::{Epilogue, Kernels, Output, PackedB, QuantizedA, Scale, ShapeError, scalar};
 
-use crate::marian::layers::linear::{
-    ActScale, COLUMN_SPLIT_MACS, Products, dot8, dot8_rows4, dynamic_scale, prepared_bias, unquant_mult,
-};
+use crate::marian::layers::linear::{ActScale, Products, dot8, dot8_rows4, dynamic_scale, prepared_bias, unquant_mult};
 use crate::pack::F32s;
 use crate::profile::{self, Kind};
 
@@ -282,21 +280,17 @@ impl OutputLayer {
         let slices = n.div_ceil(TOPS_SLICE);
         // Cut by columns over the pool's threads as `Products::gemm` cuts a large product: each
         // piece gathers the tops of its own columns, merged in column order afterwards.
-        let pieces = match p.columns {
-            Some(pool) if pool.current_num_threads() > 1 && rows * n * kp >= COLUMN_SPLIT_MACS => {
-                pool.current_num_threads().min(slices)
-            }
-            _ => 1,
-        };
+        let pool = p.split_over(rows * n * b.k());
+        let pieces = pool.map_or(1, |pool| pool.current_num_threads().min(slices));
         tops.resize(rows * pieces, RowTops::default());
         if slice.len() < rows * TOPS_SLICE * pieces {
             slice.resize(rows * TOPS_SLICE * pieces, 0.0);
         }
         let job = TopsJob { p, a: &a, b, ep: &ep, rows, unk };
         let (all_tops, all_slices) = (&mut tops[..], &mut slice[..rows * TOPS_SLICE * pieces]);
-        match p.columns {
-            Some(pool) if pieces > 1 => pool.install(|| job.split(0..slices, pieces, all_tops, all_slices))?,
-            _ => job.run(0..slices, all_tops, all_slices)?,
+        match pool {
+            Some(pool) => pool.install(|| job.split(0..slices, pieces, all_tops, all_slices))?,
+            None => job.run(0..slices, all_tops, all_slices)?,
         }
         tops.truncate(rows);
         Ok(true)
@@ -412,6 +406,7 @@ impl OutputLayer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::marian::layers::linear::COLUMN_SPLIT_MACS;
 
     #[test]
     fn requantization_gives_back_the_int8_values() {
