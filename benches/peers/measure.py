@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The measuring half of benches/peers/run (which installs the peers and then calls this): runs
-each engine on the same corpus, model and cores, takes the median of the runs, and writes the
+each engine on the same corpus, model and cores, in rounds (each round runs every engine once, so
+that a shared machine's slow minutes fall on all of them), takes each engine's median, and writes the
 table (stdout and Markdown) and the whole result (JSON) under $PEERS_DIR/results/.
 
 Environment (set by run): PEERS_ROOT (the repository), PEERS_HERE (benches/peers), PEERS_DIR
@@ -239,30 +240,53 @@ def bergamot_kernels(flags):
     return default + ([("AVX2", "saturating")] if "avx512bw" in flags else [])
 
 
-def config_runs(runs, label, fn):
-    """fn(i) -> record; the median run by seconds (its other figures with it)."""
-    records = []
-    for i in range(runs):
-        log(f"{label} (run {i + 1}/{runs})")
-        rec = fn(i)
-        rec["load_at_start"] = os.getloadavg()[0]
-        records.append(rec)
-    records.sort(key=lambda r: r["seconds"])
-    med = dict(records[(len(records) - 1) // 2])
-    med["all_seconds"] = [r["seconds"] for r in records]
-    return med
+class Plan:
+    """The rows to measure, run in rounds: round i runs every row once, in the order they were
+    added, so that a shared machine's slow minutes fall on every engine alike instead of on
+    whichever ran then (one engine's runs back to back, then the next's, made a reseam/Bergamot
+    ratio swing 1.13x-1.42x on one Zen 3 within half an hour). Each row keeps its median run."""
 
+    def __init__(self, rows):
+        self.rows = rows
+        self.items = []
 
-def add_row(rows, row, runs, fn, startup=None):
-    try:
-        row.update(config_runs(runs, row["label"], fn))
-        if startup:
-            row["startup_s"] = min(startup() for _ in range(2))
-    except (Failed, OSError, ValueError) as e:
-        row["error"] = str(e)
-        log(f"{row['label']}: FAILED: {e}")
-    rows.append(row)
-    return row
+    def add(self, row, fn, startup=None, then=None):
+        """fn(i) -> record with "seconds"; startup() -> seconds, taken after the rounds; then(row)
+        once the row has its median (not called for a failed row)."""
+        self.rows.append(row)
+        self.items.append((row, fn, startup, then, []))
+
+    def run(self, runs):
+        for i in range(runs):
+            for row, fn, _, _, records in self.items:
+                if row.get("error"):
+                    continue
+                log(f"{row['label']} (round {i + 1}/{runs})")
+                try:
+                    rec = fn(i)
+                except (Failed, OSError, ValueError) as e:
+                    row["error"] = str(e)
+                    log(f"{row['label']}: FAILED: {e}")
+                    continue
+                rec["load_at_start"] = os.getloadavg()[0]
+                records.append(rec)
+        for row, _, startup, then, records in self.items:
+            if row.get("error"):
+                continue
+            med = dict(sorted(records, key=lambda r: r["seconds"])[(len(records) - 1) // 2])
+            # In round order, so that one round's figures of two rows can be set side by side.
+            med["all_seconds"] = [r["seconds"] for r in records]
+            row.update(med)
+            try:
+                if startup:
+                    row["startup_s"] = min(startup() for _ in range(2))
+            except (Failed, OSError, ValueError) as e:
+                row["error"] = str(e)
+                log(f"{row['label']}: FAILED: {e}")
+                continue
+            if then:
+                then(row)
+        self.items = []
 
 
 def single(runner, runs, only, n, model, models, src_lang, trg_lang, lines, words, corpus, one_line,
@@ -272,6 +296,7 @@ def single(runner, runs, only, n, model, models, src_lang, trg_lang, lines, word
     thread_counts = [1] if n == 1 else [1, n]
     arith_of = lambda name: "exact" if name == "exact" else "saturating"
     refs = {}  # arithmetic -> reseam's 1-thread output
+    plan = Plan(rows)
 
     def reseam_cmd(arith, t, extra=()):
         return [RESEAM, "translate", "--offline", "--models", model, "--raw", "--no-split", "--arithmetic",
@@ -291,11 +316,13 @@ def single(runner, runs, only, n, model, models, src_lang, trg_lang, lines, word
                 def start(arith=arith, t=t):
                     return runner.run(reseam_cmd(arith, t), env_with(), stdin=one_line, stdout=os.devnull)[0]
 
-                row = add_row(rows, {"id": f"reseam-{arith}-{t}", "engine": "reseam",
-                                     "label": f"reseam translate --raw --no-split ({arith})", "cores": t,
-                                     "arith": arith, "mode": "batch"}, runs, fn, start)
-                if t == 1 and not row.get("error"):
-                    refs[arith] = out
+                def keep(row, arith=arith, t=t, out=out):
+                    if t == 1:
+                        refs[arith] = out
+
+                plan.add({"id": f"reseam-{arith}-{t}", "engine": "reseam",
+                          "label": f"reseam translate --raw --no-split ({arith})", "cores": t,
+                          "arith": arith, "mode": "batch"}, fn, start, keep)
         if "pymarian" in only and first(model, "model.*.float32.bin"):
             # pymarian runs the float32 model: its reference is reseam on the same float32 model, on
             # the corpus's distinct lines (the float path is slow; output is per line).
@@ -330,9 +357,9 @@ def single(runner, runs, only, n, model, models, src_lang, trg_lang, lines, word
                         "p99_ms": j["idle_p99_ms"], "load_p50_ms": j["p50_ms"], "load_p99_ms": j["p99_ms"],
                         "startup_s": j.get("load_s"), "bench": j}
 
-            add_row(rows, {"id": f"reseam-bench-{arith}", "engine": "reseam",
-                           "label": f"reseam bench translate, {CLIENTS} clients ({arith})", "cores": n,
-                           "arith": arith, "mode": "posts"}, runs, fn)
+            plan.add({"id": f"reseam-bench-{arith}", "engine": "reseam",
+                      "label": f"reseam bench translate, {CLIENTS} clients ({arith})", "cores": n,
+                      "arith": arith, "mode": "posts"}, fn)
 
     if "bergamot" in only:
         py = os.path.join(PEERS, "py310", "bin", "python")
@@ -351,10 +378,10 @@ def single(runner, runs, only, n, model, models, src_lang, trg_lang, lines, word
                     return runner.run([py, os.path.join(HERE, "bergamot.py"), mode, model, one_line, str(t), os.devnull], env)[0]
 
                 what = "all lines in one call" if mode == "batch" else "one post per call"
-                add_row(rows, {"id": f"bergamot-{kernel}-{mode}-{t}", "engine": "bergamot",
-                               "label": f"native Bergamot, {'its default kernel' if kernel == 'default' else 'INTGEMM_CPUID=AVX2'}, "
-                                        f"{t} worker{'s' if t > 1 else ''}, {what}",
-                               "cores": t, "arith": arith, "mode": mode}, runs, fn, start)
+                plan.add({"id": f"bergamot-{kernel}-{mode}-{t}", "engine": "bergamot",
+                          "label": f"native Bergamot, {'its default kernel' if kernel == 'default' else 'INTGEMM_CPUID=AVX2'}, "
+                                   f"{t} worker{'s' if t > 1 else ''}, {what}",
+                          "cores": t, "arith": arith, "mode": mode}, fn, start)
 
     if "fxtranslate-rs" in only:
         exe = os.path.join(PEERS, "fxtranslate-rs", "target", "release", "peers-fxtranslate")
@@ -369,11 +396,10 @@ def single(runner, runs, only, n, model, models, src_lang, trg_lang, lines, word
         def start():
             return runner.run([exe, model, one_line, str(n), "64", os.devnull, "0"], env_with())[0]
 
-        add_row(rows, {"id": "fxtranslate-rs", "engine": "fxtranslate",
-                       "label": f"fxtranslate crate, threads feature, {n} threads, batch 64", "cores": n,
-                       "arith": "saturating", "mode": "batch",
-                       "note": "p50/p99: translate() one post at a time (its per-post path is serial)"},
-                runs, fn, start)
+        plan.add({"id": "fxtranslate-rs", "engine": "fxtranslate",
+                  "label": f"fxtranslate crate, threads feature, {n} threads, batch 64", "cores": n,
+                  "arith": "saturating", "mode": "batch",
+                  "note": "p50/p99: translate() one post at a time (its per-post path is serial)"}, fn, start)
 
     if "fxtranslate-py" in only:
         py = os.path.join(PEERS, "py311", "bin", "python")
@@ -388,8 +414,8 @@ def single(runner, runs, only, n, model, models, src_lang, trg_lang, lines, word
         def start():
             return runner.run([py, os.path.join(HERE, "fxtranslate_py.py"), model, one_line, os.devnull], env_with())[0]
 
-        add_row(rows, {"id": "fxtranslate-py", "engine": "fxtranslate", "label": "fxtranslate PyPI wheel, one post per call",
-                       "cores": 1, "arith": "saturating", "mode": "post"}, runs, fn, start)
+        plan.add({"id": "fxtranslate-py", "engine": "fxtranslate", "label": "fxtranslate PyPI wheel, one post per call",
+                  "cores": 1, "arith": "saturating", "mode": "post"}, fn, start)
 
     if "wasm" in only:
         pkg = os.path.join(PEERS, "node", "node_modules", "@browsermt", "bergamot-translator")
@@ -408,10 +434,10 @@ def single(runner, runs, only, n, model, models, src_lang, trg_lang, lines, word
                 return runner.run(["node", os.path.join(HERE, "wasm.mjs"), pkg, model, one_line, str(t),
                                    str(WASM_BATCH), os.devnull, "0"], env_with())[0]
 
-            add_row(rows, {"id": f"wasm-{t}", "engine": "bergamot-wasm",
-                           "label": f"WASM Bergamot under Node.js, {t} worker{'s' if t > 1 else ''}, batch {WASM_BATCH}",
-                           "cores": t, "arith": "saturating", "mode": "batch",
-                           "note": "p50/p99: one post at a time, each awaited" if lat else None}, runs, fn, start)
+            plan.add({"id": f"wasm-{t}", "engine": "bergamot-wasm",
+                      "label": f"WASM Bergamot under Node.js, {t} worker{'s' if t > 1 else ''}, batch {WASM_BATCH}",
+                      "cores": t, "arith": "saturating", "mode": "batch",
+                      "note": "p50/p99: one post at a time, each awaited" if lat else None}, fn, start)
 
     if "pymarian" in only:
         exe = os.path.join(PEERS, "py311", "bin", "pymarian")
@@ -429,7 +455,7 @@ def single(runner, runs, only, n, model, models, src_lang, trg_lang, lines, word
                    "note": "seconds include its start-up (a CLI)"}
             if not fmodel:
                 row["error"] = f"no model.*.float32.bin or .npz in {model} (pymarian cannot read Firefox's int8 model)"
-                rows.append(row)
+                plan.rows.append(row)
                 continue
 
             def fn(i, cmd=cmd, out=out):
@@ -439,7 +465,9 @@ def single(runner, runs, only, n, model, models, src_lang, trg_lang, lines, word
             def start(cmd=cmd):
                 return runner.run(cmd, env_with(), stdin=one_line, stdout=os.devnull)[0]
 
-            add_row(rows, row, runs, fn, start)
+            plan.add(row, fn, start)
+
+    plan.run(runs)
 
     # Figures, ratios and agreement.
     by_id = {r["id"]: r for r in rows}
@@ -486,6 +514,7 @@ def directions(a, runner, runs, only, n, model_src, trg_lang, lines, words, late
         # Directions interleaved, so that concurrent clients always hit several models at once.
         f.write("".join(f"{pairs[i % d][0]}\t{pairs[i % d][1]}\t{l}\n" for i, l in enumerate(lines)))
     n_posts = len(lines)
+    plan = Plan(rows)
     if "reseam-bench" in only:
         # Packs written before timing, so that the load time is a start's, not a first start's.
         runner.run([RESEAM, "pack", "--models", models], env_with(), stdout=os.devnull)
@@ -500,9 +529,9 @@ def directions(a, runner, runs, only, n, model_src, trg_lang, lines, words, late
                         "p99_ms": j["p99_ms"], "idle_p50_ms": j["idle_p50_ms"], "idle_p99_ms": j["idle_p99_ms"],
                         "startup_s": j.get("load_s"), "bench": j}
 
-            add_row(rows, {"id": f"reseam-bench-{arith}", "engine": "reseam",
-                           "label": f"reseam bench translate, {d} models ({arith})", "cores": n, "arith": arith,
-                           "mode": "clients", "clients": CLIENTS}, runs, fn)
+            plan.add({"id": f"reseam-bench-{arith}", "engine": "reseam",
+                      "label": f"reseam bench translate, {d} models ({arith})", "cores": n, "arith": arith,
+                      "mode": "clients", "clients": CLIENTS}, fn)
     if "bergamot" in only:
         py = os.path.join(PEERS, "py310", "bin", "python")
         for kernel, arith in kernels:
@@ -517,22 +546,25 @@ def directions(a, runner, runs, only, n, model_src, trg_lang, lines, words, late
                 return {"seconds": j["seconds"], "rss_mb": rss, "p50_ms": j["p50_ms"], "p99_ms": j["p99_ms"],
                         "startup_s": j["load_s"], "in_flight": j["in_flight"]}
 
-            row = add_row(rows, {"id": f"bergamot-{kernel}-clients", "engine": "bergamot",
-                                 "label": f"native Bergamot, {name}, one Service, {d} models, {n} workers, "
-                                          f"{CLIENTS} client threads",
-                                 "cores": n, "arith": arith, "mode": "clients", "clients": CLIENTS}, runs, fn)
-            if row.get("in_flight"):
-                row["label"] += f" ({row['in_flight']:.0f} posts in flight on average)"
+            def in_flight(row):
+                if row.get("in_flight"):
+                    row["label"] += f" ({row['in_flight']:.0f} posts in flight on average)"
+
+            plan.add({"id": f"bergamot-{kernel}-clients", "engine": "bergamot",
+                      "label": f"native Bergamot, {name}, one Service, {d} models, {n} workers, "
+                               f"{CLIENTS} client threads",
+                      "cores": n, "arith": arith, "mode": "clients", "clients": CLIENTS}, fn, then=in_flight)
 
             def grouped(i, env=env):
                 wall, rss, text = runner.run([py, os.path.join(HERE, "bergamot.py"), "grouped", models, tsv, str(n)], env)
                 j = helper_json(text)
                 return {"seconds": j["seconds"], "rss_mb": rss, "startup_s": j["load_s"]}
 
-            add_row(rows, {"id": f"bergamot-{kernel}-grouped", "engine": "bergamot",
-                           "label": f"native Bergamot, {name}, one Service, {d} models, {n} workers, "
-                                    "each model's posts in one call",
-                           "cores": n, "arith": arith, "mode": "grouped"}, runs, grouped)
+            plan.add({"id": f"bergamot-{kernel}-grouped", "engine": "bergamot",
+                      "label": f"native Bergamot, {name}, one Service, {d} models, {n} workers, "
+                               "each model's posts in one call",
+                      "cores": n, "arith": arith, "mode": "grouped"}, grouped)
+    plan.run(runs)
     by_id = {r["id"]: r for r in rows}
     for r in rows:
         if r.get("error"):
@@ -553,6 +585,18 @@ def fmt(v, spec):
     return "—" if v is None else format(v, spec)
 
 
+def by_round(rows):
+    """reseam × each row, round by round: how much of a median ratio is the machine's."""
+    ok = {r["id"]: r for r in rows if not r.get("error")}
+    notes = []
+    for r in ok.values():
+        ref = ok.get(r.get("reseam_ratio_vs", ""))
+        if ref and len(r.get("all_seconds", [])) > 1:
+            per = ", ".join(f"{b / a:.2f}x" for a, b in zip(ref["all_seconds"], r["all_seconds"]))
+            notes.append(f"- reseam × {r['label']}, round by round: {per}")
+    return notes
+
+
 def markdown(result):
     m, rows = result["meta"], result["rows"]
     multi = m["directions"] > 1
@@ -563,7 +607,7 @@ def markdown(result):
            f"{m['bergamot_default_arithmetic']}. reseam {m['reseam_commit']}.",
            f"Model {m['model']} ({m['pair']}); corpus {m['corpus']}: {m['lines']} lines, {m['source_words']} source "
            f"words{spread}; "
-           f"{m['threads']} threads; median of {m['runs']} run(s){' (--quick)' if m['quick'] else ''}. "
+           f"{m['threads']} threads; median of {m['runs']} run(s){' (--quick)' if m['quick'] else ''}, in rounds (each runs every row once). "
            f"Load average {m['load_before'][0]:.2f} before, {m['load_after'][0]:.2f} after (a shared machine).", ""]
     if multi:
         out += ["| engine | cores | arithmetic | posts/s | words/s | p50 ms | p99 ms | peak RSS MiB | load s | reseam × | p99 × reseam |",
@@ -580,7 +624,8 @@ def markdown(result):
                 "posts are in flight than there are clients). "
                 "reseam ×: reseam's posts/s over the row's, same arithmetic. p99 × reseam: the row's p99 over reseam's. "
                 "Load s: the models' load time in the process."]
-        return "\n".join(out) + "\n"
+        notes = by_round(rows)
+        return "\n".join(out + ([""] + notes if notes else [])) + "\n"
     out += ["| engine | cores | arithmetic | seconds | posts/s | words/s | p50 ms | p99 ms | peak RSS MiB | start-up s | reseam × | = reseam |",
             "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
@@ -614,6 +659,7 @@ def markdown(result):
         best, mine = min(peer_p99), min(own)
         notes.append(f"- idle single-post p99: reseam {mine[0]:.1f} ms ({mine[1]}); the best peer's {best[0]:.1f} ms "
                      f"({best[1]}): {mine[0] / best[0]:.2f} of it")
+    notes += by_round(rows)
     if notes:
         out += [""] + notes
     return "\n".join(out) + "\n"
