@@ -660,6 +660,14 @@ def markdown(result):
         notes.append(f"- idle single-post p99: reseam {mine[0]:.1f} ms ({mine[1]}); the best peer's {best[0]:.1f} ms "
                      f"({best[1]}): {mine[0] / best[0]:.2f} of it")
     notes += by_round(rows)
+    # Each engine's own scaling, round by round: its one-core run over its n-core run.
+    n = m["threads"]
+    for one, many, what in [(f"reseam-{a}-1", f"reseam-{a}-{n}", f"reseam translate ({a})") for a in ("exact", "saturating")] + \
+            [(f"bergamot-{k}-batch-1", f"bergamot-{k}-batch-{n}", f"Bergamot ({k} kernel)") for k in ("default", "AVX2")]:
+        a, b = bench.get(one), bench.get(many)
+        if n > 1 and a and b:
+            per = ", ".join(f"{x / y:.2f}x" for x, y in zip(a["all_seconds"], b["all_seconds"]))
+            notes.append(f"- {what}, {n} threads over 1: {a['seconds'] / b['seconds']:.2f}x (medians); round by round: {per}")
     if notes:
         out += [""] + notes
     return "\n".join(out) + "\n"
