@@ -401,11 +401,15 @@ impl Scheduler {
             (true, true) => Steps { max: turns::TURN_STEPS, until: Some(std::time::Instant::now() + FAIR_TURN_TIME) },
         };
         let parts = &mut self.parts;
+        // Large products are cut by columns over the compute threads, in both modes below: in
+        // latency mode for the one part with work, in rounds so that a thread done with its part
+        // takes halves of the others' instead of waiting for the round's end.
+        if parts.len() > 1 && !self.opts.debug {
+            rt.columns = Some(&self.pool);
+        }
         if parts.len() == 1 || parts.iter().filter(|p| p.rows_on(on) > 0).count() <= 1 {
-            // Latency mode: too few rows to share out, so the one part with work runs here and
-            // splits its large products by columns over the compute threads.
-            if parts.len() > 1 && !self.opts.debug {
-                rt.columns = Some(&self.pool);
+            // Latency mode: too few rows to share out, so the one part with work runs here.
+            if rt.columns.is_some() {
                 let rt = &rt;
                 let done = AtomicBool::new(false);
                 let step = || {
@@ -433,15 +437,11 @@ impl Scheduler {
                 }
             }
         } else {
-            // Each part's large products are cut by columns as in latency mode, so that a thread
-            // done with its part takes halves of the others' instead of waiting for the round's
-            // end. Until every part is done it spins taking them (a thread put to sleep is not
-            // there when the next half is pushed), except beside a batch encoded in the
-            // background, which it could take and so hold the round for (see `help`). A busy
-            // thread runs its own halves one after the other: the same sums, the same output.
-            if !self.opts.debug {
-                rt.columns = Some(&self.pool);
-            }
+            // A thread done with its part spins taking the others' halves until every part is
+            // done (a thread put to sleep is not there when the next half is pushed), except
+            // beside a batch encoded in the background, which it could take and so hold the round
+            // for (see `help`). A busy thread runs its own halves one after the other: the same
+            // sums, the same output.
             let spin = self.background.is_none() && !self.opts.debug;
             let left = AtomicUsize::new(parts.len());
             let (rt, left) = (&rt, &left);
