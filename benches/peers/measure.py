@@ -585,15 +585,26 @@ def fmt(v, spec):
     return "—" if v is None else format(v, spec)
 
 
-def by_round(rows):
-    """reseam × each row, round by round: how much of a median ratio is the machine's."""
+def by_round(rows, threads):
+    """reseam × each row, and each engine's own scaling (its one-thread run over its n-thread
+    run), round by round: how much of a median ratio is the machine's."""
     ok = {r["id"]: r for r in rows if not r.get("error")}
+
+    def per_round(slow, fast):
+        return ", ".join(f"{s / f:.2f}x" for s, f in zip(slow["all_seconds"], fast["all_seconds"]))
+
     notes = []
     for r in ok.values():
         ref = ok.get(r.get("reseam_ratio_vs", ""))
         if ref and len(r.get("all_seconds", [])) > 1:
-            per = ", ".join(f"{b / a:.2f}x" for a, b in zip(ref["all_seconds"], r["all_seconds"]))
-            notes.append(f"- reseam × {r['label']}, round by round: {per}")
+            notes.append(f"- reseam × {r['label']}, round by round: {per_round(r, ref)}")
+    n = threads
+    for one, many, what in [(f"reseam-{a}-1", f"reseam-{a}-{n}", f"reseam translate ({a})") for a in ("exact", "saturating")] + \
+            [(f"bergamot-{k}-batch-1", f"bergamot-{k}-batch-{n}", f"Bergamot ({k} kernel)") for k in ("default", "AVX2")]:
+        a, b = ok.get(one), ok.get(many)
+        if n > 1 and a and b:
+            notes.append(f"- {what}, {n} threads over 1: {a['seconds'] / b['seconds']:.2f}x (medians); "
+                         f"round by round: {per_round(a, b)}")
     return notes
 
 
@@ -624,7 +635,7 @@ def markdown(result):
                 "posts are in flight than there are clients). "
                 "reseam ×: reseam's posts/s over the row's, same arithmetic. p99 × reseam: the row's p99 over reseam's. "
                 "Load s: the models' load time in the process."]
-        notes = by_round(rows)
+        notes = by_round(rows, m["threads"])
         return "\n".join(out + ([""] + notes if notes else [])) + "\n"
     out += ["| engine | cores | arithmetic | seconds | posts/s | words/s | p50 ms | p99 ms | peak RSS MiB | start-up s | reseam × | = reseam |",
             "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -659,15 +670,7 @@ def markdown(result):
         best, mine = min(peer_p99), min(own)
         notes.append(f"- idle single-post p99: reseam {mine[0]:.1f} ms ({mine[1]}); the best peer's {best[0]:.1f} ms "
                      f"({best[1]}): {mine[0] / best[0]:.2f} of it")
-    notes += by_round(rows)
-    # Each engine's own scaling, round by round: its one-core run over its n-core run.
-    n = m["threads"]
-    for one, many, what in [(f"reseam-{a}-1", f"reseam-{a}-{n}", f"reseam translate ({a})") for a in ("exact", "saturating")] + \
-            [(f"bergamot-{k}-batch-1", f"bergamot-{k}-batch-{n}", f"Bergamot ({k} kernel)") for k in ("default", "AVX2")]:
-        a, b = bench.get(one), bench.get(many)
-        if n > 1 and a and b:
-            per = ", ".join(f"{x / y:.2f}x" for x, y in zip(a["all_seconds"], b["all_seconds"]))
-            notes.append(f"- {what}, {n} threads over 1: {a['seconds'] / b['seconds']:.2f}x (medians); round by round: {per}")
+    notes += by_round(rows, m["threads"])
     if notes:
         out += [""] + notes
     return "\n".join(out) + "\n"
