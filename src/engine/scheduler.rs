@@ -47,6 +47,7 @@ use super::jobs::{Jobs, Queued};
 use super::registry::Note;
 use super::{EngineError, EngineOptions, Request};
 use crate::marian::Model;
+use crate::marian::layers::linear::{COLUMN_SPLIT_MACS, Columns, SPINNING_SPLIT_MACS};
 use crate::marian::search::Buffers;
 use crate::marian::transformer::Runtime;
 use crate::profile::{self, Kind};
@@ -405,11 +406,15 @@ impl Scheduler {
         // latency mode for the one part with work, in rounds so that a thread done with its part
         // takes halves of the others' instead of waiting for the round's end.
         if parts.len() > 1 && !self.opts.debug {
-            rt.columns = Some(&self.pool);
+            rt.columns = Some(Columns { pool: &self.pool, min_macs: COLUMN_SPLIT_MACS });
         }
         if parts.len() == 1 || parts.iter().filter(|p| p.rows_on(on) > 0).count() <= 1 {
             // Latency mode: too few rows to share out, so the one part with work runs here.
-            if rt.columns.is_some() {
+            if let Some(columns) = &mut rt.columns {
+                if self.background.is_none() {
+                    // The others spin for the halves (below): smaller products are worth cutting.
+                    columns.min_macs = SPINNING_SPLIT_MACS;
+                }
                 let rt = &rt;
                 let done = AtomicBool::new(false);
                 let step = || {

@@ -13,26 +13,45 @@ use std::ops::Range;
 use crate::pack;
 use reseam_kernels::{Arithmetic, Epilogue, GemmTask, Kernels, Output, PackedB, QuantizedA, Scale, ShapeError};
 
-/// A product with at least this many multiply-adds is split by columns in latency mode:
-/// below it, waking a second thread costs more than it saves (on the 2-core Xeon VM a
-/// 256 × 256 product of one row takes about a microsecond, the wake-up tens).
+/// A product with at least this many multiply-adds is cut by columns when no thread waits for
+/// its halves: in rounds (a thread done with its part takes halves of the others'), and in
+/// latency mode beside a batch encoded in the background, where the others may be parked: below
+/// it, waking a second thread costs more than it saves (on the 2-core Xeon VM a 256 × 256
+/// product of one row takes about a microsecond, the wake-up tens).
 pub const COLUMN_SPLIT_MACS: usize = 1 << 20;
 
+/// The same in latency mode while the other threads spin for the step's halves: a half is taken
+/// at once, so a product of a few microseconds is worth cutting: the decoder's FFN products at
+/// one row (256 × 1536), not its 256 × 256 ones. Measured on a 2-vCPU AMD EPYC Zen 3 (`bench
+/// translate --clients 1 --latency-requests 300`, tiny, 2 threads, runs alternated in pairs),
+/// idle p50 / p99 against `COLUMN_SPLIT_MACS` here: saturating 0.92 / 0.90 (20 pairs) and
+/// 0.97 / 1.04 (12), exact 0.89 / 0.83 (12). Cutting every product (2^15) was slower than 2^17
+/// (1.09 / 1.08).
+pub const SPINNING_SPLIT_MACS: usize = 1 << 18;
+
+/// A pool to cut products by columns over, and the smallest product worth cutting
+/// ([`COLUMN_SPLIT_MACS`] or [`SPINNING_SPLIT_MACS`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Columns<'k> {
+    pub pool: &'k rayon::ThreadPool,
+    pub min_macs: usize,
+}
+
 /// How the products of a forward pass run: the kernels, the arithmetic, and, in latency mode
-/// (the scheduler's choice when a step has fewer rows than threads), a pool over which each
-/// large product's columns are split. The output is the same either way: every column's sums
-/// are computed whole by one thread.
+/// or in rounds (the scheduler's choice), a pool over which each large product's columns are
+/// split. The output is the same either way: every column's sums are computed whole by one
+/// thread.
 #[derive(Clone, Copy)]
 pub struct Products<'k> {
     pub kernels: &'k Kernels,
     pub arith: Arithmetic,
-    pub columns: Option<&'k rayon::ThreadPool>,
+    pub columns: Option<Columns<'k>>,
 }
 
 impl<'k> Products<'k> {
     /// The pool to cut a product of `macs` multiply-adds over by columns, if it is to be cut.
     pub fn split_over(&self, macs: usize) -> Option<&'k rayon::ThreadPool> {
-        self.columns.filter(|pool| pool.current_num_threads() > 1 && macs >= COLUMN_SPLIT_MACS)
+        self.columns.filter(|c| c.pool.current_num_threads() > 1 && macs >= c.min_macs).map(|c| c.pool)
     }
 
     /// `out = epilogue(a · b)`.

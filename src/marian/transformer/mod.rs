@@ -26,7 +26,7 @@ use crate::marian::binary::Item;
 use crate::marian::config::Config;
 use crate::marian::layers::attention::Mkl;
 use crate::marian::layers::debug;
-use crate::marian::layers::linear::{Int8Scratch, Linear, Products};
+use crate::marian::layers::linear::{Columns, Int8Scratch, Linear, Products};
 use crate::marian::layers::position::PositionTable;
 use crate::profile::{self, Kind};
 use weights::{Embedding, Fused, Items, Norm};
@@ -51,9 +51,9 @@ pub struct Runtime<'k> {
     /// Whose summation orders the attention products reproduce (MKL's on Intel or on AMD CPUs),
     /// chosen per engine beside the arithmetic.
     pub mkl: Mkl,
-    /// Latency mode: split each large product's columns over this pool (see
+    /// Split each large product's columns over this pool (see
     /// [`crate::marian::layers::linear::Products`]). The output does not change.
-    pub columns: Option<&'k rayon::ThreadPool>,
+    pub columns: Option<Columns<'k>>,
 }
 
 impl<'k> Runtime<'k> {

@@ -406,7 +406,7 @@ impl OutputLayer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::marian::layers::linear::COLUMN_SPLIT_MACS;
+    use crate::marian::layers::linear::{COLUMN_SPLIT_MACS, Columns};
 
     #[test]
     fn requantization_gives_back_the_int8_values() {
@@ -458,7 +458,7 @@ mod tests {
                 for (unk, pool) in
                     unks.into_iter().flat_map(|u| [None].into_iter().chain(pools.iter().map(Some)).map(move |p| (u, p)))
                 {
-                    let cut = Products { columns: pool, ..p };
+                    let cut = Products { columns: pool.map(|pool| Columns { pool, min_macs: COLUMN_SPLIT_MACS }), ..p };
                     let mut tops = Vec::new();
                     let done = layer.tops(&cut, &x, d, rows, unk, &mut tops, &mut Vec::new(), &mut Vec::new()).unwrap();
                     assert_eq!(tops.len(), rows);
