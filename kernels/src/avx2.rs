@@ -6,14 +6,18 @@
 //! and `sat(A[4g+2]B[4g+2] + A[4g+3]B[4g+3])` — the reference's pairs `(2p, 2p+1)`, since `4g`
 //! is even — and `vpmaddwd` with ones adds the two exactly into one int32 per column.
 //!
-//! Exact, one to four rows whose bytes are all below 255 (every quantized activation):
+//! Exact, one to eight rows whose bytes are all below 255 (every quantized activation):
 //! `a − 127` fits a signed byte, so one `vpmaddubsw(|b|, sign(a − 127, b))` per weight register
 //! gives `Σ (a − 127)·b` without saturating (a pair is at most 2·128·127), and `127 · Σ b` from
 //! the packed matrix's column sums gives back `Σ a·b`. `|b|` is taken once per weight register
-//! for all rows of a tile. This reads the packed bytes as they are, which at one to four rows
-//! beats widening every weight to int16 on each call: on an AMD EPYC Zen 1, `bench-gemm` at
-//! k = 256 and 2-4 rows went from 10-10.6 GMAC/s (the split form below) to 15-20, while the
-//! signed form for every row count stayed at 16-17 at 16-64 rows against widening's 19-21.
+//! for all rows of a tile (four rows at a time). This reads the packed bytes as they are, which
+//! at few rows beats widening every weight to int16 on each call: on an AMD EPYC Zen 1,
+//! `bench-gemm` at k = 256 and 2-4 rows went from 10-10.6 GMAC/s (the split form below) to
+//! 15-20, while the signed form for every row count stayed at 16-17 at 16-64 rows against
+//! widening's 19-21. On an AMD EPYC Zen 3 (`bench-gemm --arithmetic exact --dims 256`, MAC per
+//! TSC cycle, best of two runs) the signed form holds 23-26 from 5 to 24 rows, widening 19.5-21.6
+//! at 5-8 rows (its widening of a block paid for few rows), 23-24.5 at 10-16, 25.8-26.4 at 64
+//! (signed 25-25.5); so up to eight rows, where widening loses on both.
 //!
 //! Exact, few rows with a byte at 255: each activation byte is split as
 //! `a = min(a, 127) + rest` (`rest` ≤ 128), so neither half can saturate a `vpmaddubsw` pair
@@ -43,6 +47,9 @@ const ROWS_SAT: usize = 4;
 const ROWS_EXACT: usize = 2;
 /// Column blocks one row's exact product streams at once.
 const STREAMS: usize = 4;
+/// Rows up to which the exact product reads the packed bytes (the signed form) rather than
+/// widening them (see the module's notes).
+const ROWS_SIGNED: usize = 8;
 
 /// The pair-saturating product of one part.
 ///
@@ -240,31 +247,37 @@ pub(crate) unsafe fn gemm_exact(p: &Part) {
         unsafe { if row.contains(&255) { one_row_part::<false>(p, i) } else { one_row_part::<true>(p, i) } }
         return;
     }
-    if (1..=ROWS_SAT).contains(&p.rows.len()) {
+    if p.rows.len() <= ROWS_SIGNED {
         // Quantized activations stay below 255, so the signed form is the usual one; a row at
-        // 255 (possible in a caller's own bytes) sends the whole tile to the split form.
+        // 255 (possible in a caller's own bytes) sends the whole part to the split form, or
+        // past four rows to widening.
         let signed = p.rows.clone().all(|i| !p.a.data[i * p.a.stride..i * p.a.stride + p.b.k()].contains(&255));
-        for nb in p.blocks.clone() {
-            let r = p.rows.len();
-            let i = p.rows.start;
-            // SAFETY: block `nb` is in the part.
-            let ep = unsafe { BlockEp::new(p, nb) };
-            macro_rules! call {
-                ($r:literal, $c:literal) => {
-                    // SAFETY: rows `i .. i + r` and block `nb` lie inside the part, `ep` is its,
-                    // and the signed form gets only rows below 255.
-                    unsafe {
-                        if signed {
-                            tile_bytes::<$r, SIGNED>(p, i, nb, &ep)
-                        } else {
-                            tile_bytes::<$r, SPLIT>(p, i, nb, &ep)
-                        }
+        if signed || p.rows.len() <= ROWS_SAT {
+            for nb in p.blocks.clone() {
+                // SAFETY: block `nb` is in the part.
+                let ep = unsafe { BlockEp::new(p, nb) };
+                let mut i = p.rows.start;
+                while i < p.rows.end {
+                    let r = (p.rows.end - i).min(ROWS_SAT);
+                    macro_rules! call {
+                        ($r:literal, $c:literal) => {
+                            // SAFETY: rows `i .. i + r` and block `nb` lie inside the part, `ep`
+                            // is its, and the signed form gets only rows below 255.
+                            unsafe {
+                                if signed {
+                                    tile_bytes::<$r, SIGNED>(p, i, nb, &ep)
+                                } else {
+                                    tile_bytes::<$r, SPLIT>(p, i, nb, &ep)
+                                }
+                            }
+                        };
                     }
-                };
+                    by_shape!(call, r, 1, [1 2 3 4], [1]);
+                    i += r;
+                }
             }
-            by_shape!(call, r, 1, [1 2 3 4], [1]);
+            return;
         }
-        return;
     }
     // SAFETY: passed on from the caller; `widen_bytes` and `wide` need only AVX2.
     unsafe { widen::drive(p, 1, widen_bytes, wide) }
