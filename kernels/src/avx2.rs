@@ -38,7 +38,7 @@ use crate::widen::{self, Widened};
 use crate::ymm::BlockEp;
 
 pub(crate) const SATURATING: &str = "vpmaddubsw + vpmaddwd(ones) + vpaddd ymm";
-pub(crate) const EXACT: &str = "int16 widening, vpmaddwd + vpaddd ymm; up to 4 rows below 255: 1 × vpmaddubsw of |b| and sign(a − 127, b) (one row: four column blocks at once), else activations split at 127, 2 × vpmaddubsw";
+pub(crate) const EXACT: &str = "int16 widening, vpmaddwd + vpaddd ymm; up to 8 rows below 255: 1 × vpmaddubsw of |b| and sign(a − 127, b) (one row: four column blocks at once); up to 4 rows with a byte at 255: activations split at 127, 2 × vpmaddubsw";
 
 /// Rows per saturating tile: 4 × 2 accumulators, 2 weight registers, the broadcast, the ones and
 /// two temporaries fit the 16 ymm registers.
