@@ -17,7 +17,8 @@
 //! widening's 19-21. On an AMD EPYC Zen 3 (`bench-gemm --arithmetic exact --dims 256`, MAC per
 //! TSC cycle, best of two runs) the signed form holds 23-26 from 5 to 24 rows, widening 19.5-21.6
 //! at 5-8 rows (its widening of a block paid for few rows), 23-24.5 at 10-16, 25.8-26.4 at 64
-//! (signed 25-25.5); so up to eight rows, where widening loses on both.
+//! (signed 25-25.5). So up to eight rows: there widening loses on the Zen 3, and the Zen 1's
+//! figures above have it ahead only from 16 rows (5-8 rows were not measured there).
 //!
 //! Exact, few rows with a byte at 255: each activation byte is split as
 //! `a = min(a, 127) + rest` (`rest` ≤ 128), so neither half can saturate a `vpmaddubsw` pair
