@@ -5,6 +5,8 @@
 //! bytes with a ymm gives, per column, the two int16 pair sums `sat(A[4g]B[4g] + A[4g+1]B[4g+1])`
 //! and `sat(A[4g+2]B[4g+2] + A[4g+3]B[4g+3])` — the reference's pairs `(2p, 2p+1)`, since `4g`
 //! is even — and `vpmaddwd` with ones adds the two exactly into one int32 per column.
+//! One row over a short inner dimension takes two adjacent column blocks at once
+//! ([`PAIRED_MAX_K`]).
 //!
 //! Exact, one to eight rows whose bytes are all below 255 (every quantized activation):
 //! `a − 127` fits a signed byte, so one `vpmaddubsw(|b|, sign(a − 127, b))` per weight register
@@ -51,6 +53,20 @@ const STREAMS: usize = 4;
 /// Rows up to which the exact product reads the packed bytes (the signed form) rather than
 /// widening them (see the module's notes).
 const ROWS_SIGNED: usize = 8;
+/// One row's saturating product takes two adjacent column blocks at once up to this inner
+/// dimension, and while the whole matrix takes at most [`PAIRED_MAX_BYTES`]: at one row a block
+/// of a short inner dimension is a short loop of two accumulators between two epilogues. On an
+/// AMD EPYC Zen 3 (`bench-gemm --arithmetic saturating --m 1`, best of five alternated runs, % of
+/// the step's peak), one block against two: k = 256 attn-out 63 → 70, qkv 64 → 73, ffn-up 61 → 66,
+/// logits-shortlist 64 → 74, logits-full (8 MB) 50 → 53; k = 384 and 512 likewise (58-69 →
+/// 62-76), but the 512 × 32000 output layer (16 MB, streamed from memory) 49 → 40; at k = 1536 the
+/// loop is long already (72 → 72). In the engine, one post at a time on an idle engine (tiny, 2
+/// threads, saturating, alternated pairs against one block at a time): p50 / p99 0.90 / 0.92,
+/// 0.94 / 0.96 and 0.93 / 0.97 (20, 12 and 20 pairs). Four blocks at once were faster in
+/// `bench-gemm` but not in the engine (four over two: 1.055 / 1.04, 12 pairs).
+const PAIRED_MAX_K: usize = 512;
+/// See [`PAIRED_MAX_K`].
+const PAIRED_MAX_BYTES: usize = 8 << 20;
 
 /// The pair-saturating product of one part.
 ///
@@ -58,6 +74,20 @@ const ROWS_SIGNED: usize = 8;
 /// The CPU has AVX2; `p` satisfies [`Part`]'s invariants.
 #[target_feature(enable = "avx2")]
 pub(crate) unsafe fn gemm_saturating(p: &Part) {
+    let kp = p.b.k_padded();
+    if p.rows.len() == 1 && kp <= PAIRED_MAX_K && kp * p.b.n() <= PAIRED_MAX_BYTES {
+        let (i, mut nb) = (p.rows.start, p.blocks.start);
+        while nb + 2 <= p.blocks.end {
+            // SAFETY: row `i` and blocks `nb`, `nb + 1` lie inside the part (caller).
+            unsafe { one_row::<2, SAT>(p, i, [nb, nb + 1]) };
+            nb += 2;
+        }
+        if nb < p.blocks.end {
+            // SAFETY: as above, for the last block.
+            unsafe { one_row::<1, SAT>(p, i, [nb]) };
+        }
+        return;
+    }
     // SAFETY: passed on from the caller.
     unsafe { byte_tiles::<SAT>(p) }
 }
@@ -167,21 +197,22 @@ fn add_back(acc: &mut [__m256i; 2], back: &[i32; N_BLOCK]) {
     }
 }
 
-/// The exact product of one row with `S` column blocks at once (see [`gemm_exact`]), each
-/// block's sum formed with the same steps as alone. Split (`SIGNED = false`): the steps of
-/// [`tile_bytes`]`::<1, true>`. Signed, for a row whose bytes are all below 255:
+/// The product of one row with `S` column blocks at once (see [`gemm_saturating`] and
+/// [`gemm_exact`]), each block's sum formed with the same steps as alone, in the form `FORM`.
+/// Saturating and split: the steps of [`tile_bytes`]`::<1, FORM>`. Signed, for a row whose bytes
+/// are all below 255:
 /// `vpmaddubsw(|b|, sign(a − 127, b))` forms `(a − 127)·b` in one multiply per byte pair
 /// (|b| ≤ 128 and |a − 127| ≤ 127, so a pair sums to at most 32 512 and cannot saturate), and
 /// `127·Σb` from the block's column sums gives back `Σ a·b` — the same int32 as the split
 /// form, in half its multiplies.
 ///
 /// # Safety
-/// As [`tile_bytes`], for row `i0` and the blocks given; if `SIGNED`, the row's first `k`
-/// bytes are at most 254 (its padding meets zero weights, which `sign` turns to zero whatever
-/// it holds).
+/// As [`tile_bytes`], for row `i0` and the blocks given; if `FORM` is [`SIGNED`], the row's
+/// first `k` bytes are at most 254 (its padding meets zero weights, which `sign` turns to zero
+/// whatever it holds).
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn one_row<const S: usize, const SIGNED: bool>(p: &Part, i0: usize, nbs: [usize; S]) {
+unsafe fn one_row<const S: usize, const FORM: u8>(p: &Part, i0: usize, nbs: [usize; S]) {
     let quads = p.b.k_padded() / 4;
     let b: [*const u8; S] = std::array::from_fn(|s| p.block_bytes(nbs[s]));
     let a = p.row_bytes(i0);
@@ -196,14 +227,12 @@ unsafe fn one_row<const S: usize, const SIGNED: bool>(p: &Part, i0: usize, nbs: 
         // SAFETY: bytes `4g .. 4g + 4` of the row are below `k_padded`.
         let av = _mm256_set1_epi32(unsafe { a.add(4 * g).cast::<i32>().read_unaligned() });
         // Signed: `a1` is `a − 127`; split: `a1 = min(a, 127)`, `a2 = a − a1`.
-        let a1 = if SIGNED { _mm256_sub_epi8(av, low) } else { _mm256_min_epu8(av, low) };
+        let a1 = if FORM == SIGNED { _mm256_sub_epi8(av, low) } else { _mm256_min_epu8(av, low) };
         let a2 = _mm256_sub_epi8(av, a1);
-        let sum = |w| {
-            if SIGNED {
-                part(_mm256_abs_epi8(w), _mm256_sign_epi8(a1, w))
-            } else {
-                _mm256_add_epi32(part(a1, w), part(a2, w))
-            }
+        let sum = |w| match FORM {
+            SIGNED => part(_mm256_abs_epi8(w), _mm256_sign_epi8(a1, w)),
+            SPLIT => _mm256_add_epi32(part(a1, w), part(a2, w)),
+            _ => part(av, w),
         };
         for (acc, bs) in acc.iter_mut().zip(b) {
             // SAFETY: quad `g` is 64 bytes inside the block.
@@ -215,7 +244,7 @@ unsafe fn one_row<const S: usize, const SIGNED: bool>(p: &Part, i0: usize, nbs: 
         }
     }
     for (mut acc, nb) in acc.into_iter().zip(nbs) {
-        if SIGNED {
+        if FORM == SIGNED {
             add_back(&mut acc, &back_127(p, nb));
         }
         // SAFETY: block `nb` and row `i0` are in the part.
@@ -230,16 +259,16 @@ unsafe fn one_row<const S: usize, const SIGNED: bool>(p: &Part, i0: usize, nbs: 
 /// As [`one_row`], for row `i` of the part and all of its blocks.
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn one_row_part<const SIGNED: bool>(p: &Part, i: usize) {
+unsafe fn one_row_part<const FORM: u8>(p: &Part, i: usize) {
     let (start, n) = (p.blocks.start, p.blocks.len());
     let q = n / STREAMS;
     for j in 0..q {
         // SAFETY: the blocks lie inside the part (caller).
-        unsafe { one_row::<STREAMS, SIGNED>(p, i, std::array::from_fn(|s| start + s * q + j)) };
+        unsafe { one_row::<STREAMS, FORM>(p, i, std::array::from_fn(|s| start + s * q + j)) };
     }
     for nb in start + STREAMS * q..start + n {
         // SAFETY: as above.
-        unsafe { one_row::<1, SIGNED>(p, i, [nb]) };
+        unsafe { one_row::<1, FORM>(p, i, [nb]) };
     }
 }
 
@@ -258,7 +287,7 @@ pub(crate) unsafe fn gemm_exact(p: &Part) {
         let i = p.rows.start;
         let row = &p.a.data[i * p.a.stride..i * p.a.stride + p.b.k()];
         // SAFETY: row `i` is the part's, and the signed form only gets a row below 255.
-        unsafe { if row.contains(&255) { one_row_part::<false>(p, i) } else { one_row_part::<true>(p, i) } }
+        unsafe { if row.contains(&255) { one_row_part::<SPLIT>(p, i) } else { one_row_part::<SIGNED>(p, i) } }
         return;
     }
     if p.rows.len() <= ROWS_SIGNED {
