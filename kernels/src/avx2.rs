@@ -75,21 +75,14 @@ const PAIRED_MAX_BYTES: usize = 8 << 20;
 #[target_feature(enable = "avx2")]
 pub(crate) unsafe fn gemm_saturating(p: &Part) {
     let kp = p.b.k_padded();
-    if p.rows.len() == 1 && kp <= PAIRED_MAX_K && kp * p.b.n() <= PAIRED_MAX_BYTES {
-        let (i, mut nb) = (p.rows.start, p.blocks.start);
-        while nb + 2 <= p.blocks.end {
-            // SAFETY: row `i` and blocks `nb`, `nb + 1` lie inside the part (caller).
-            unsafe { one_row::<2, SAT>(p, i, [nb, nb + 1]) };
-            nb += 2;
-        }
-        if nb < p.blocks.end {
-            // SAFETY: as above, for the last block.
-            unsafe { one_row::<1, SAT>(p, i, [nb]) };
-        }
-        return;
-    }
     // SAFETY: passed on from the caller.
-    unsafe { byte_tiles::<SAT>(p) }
+    unsafe {
+        if p.rows.len() == 1 && kp <= PAIRED_MAX_K && kp * p.b.n() <= PAIRED_MAX_BYTES {
+            one_row_pairs(p, p.rows.start)
+        } else {
+            byte_tiles::<SAT>(p)
+        }
+    }
 }
 
 /// The whole part in [`tile_bytes`] tiles of up to [`ROWS_SAT`] rows, block by block.
@@ -269,6 +262,26 @@ unsafe fn one_row_part<const FORM: u8>(p: &Part, i: usize) {
     for nb in start + STREAMS * q..start + n {
         // SAFETY: as above.
         unsafe { one_row::<1, FORM>(p, i, [nb]) };
+    }
+}
+
+/// One row's saturating product over the part's blocks, two adjacent ones at a time (see
+/// [`PAIRED_MAX_K`]), the last alone.
+///
+/// # Safety
+/// As [`one_row`], for row `i` of the part and all of its blocks.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn one_row_pairs(p: &Part, i: usize) {
+    let mut nb = p.blocks.start;
+    while nb + 2 <= p.blocks.end {
+        // SAFETY: blocks `nb` and `nb + 1` lie inside the part (caller).
+        unsafe { one_row::<2, SAT>(p, i, [nb, nb + 1]) };
+        nb += 2;
+    }
+    if nb < p.blocks.end {
+        // SAFETY: as above, for the last block.
+        unsafe { one_row::<1, SAT>(p, i, [nb]) };
     }
 }
 
