@@ -3,7 +3,15 @@
 //!
 //! Off, a timer costs one relaxed load. The kinds nest: a product inside a decoder step counts in
 //! both `decoder` and its product's kind, so the inner kinds are shares of the outer ones.
+//!
+//! Beside the times, the bytes the encoder and the decoder stream through ([`read`]): the
+//! weights each product multiplies, read whole however few its rows, and the decoder's
+//! cross-attention keys and values, per source piece and per decoder row. With many models and
+//! few sentences each, a model step's weights are read for a few rows; these figures say how
+//! many bytes a token costs. They count what is read, not where from: which of it comes from
+//! memory rather than the caches would take hardware counters, which a VM rarely has.
 
+use std::cell::Cell;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
@@ -87,14 +95,45 @@ pub enum Count {
     Replays,
 }
 
+/// What [`read`] counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Read {
+    /// A product's weights (int8, or float32 for float models): all of them, whatever its rows.
+    Weights,
+    /// A decoder row's cross-attention keys and values (float32, every layer).
+    KeysValues,
+}
+
+/// The outer kinds [`read`] and [`rows`] count for: encoder, decoder.
+const PHASES: usize = 2;
+const NO_PHASE: usize = PHASES;
+
+fn phase_of(kind: Kind) -> Option<usize> {
+    match kind {
+        Kind::Encoder => Some(0),
+        Kind::Decoder => Some(1),
+        _ => None,
+    }
+}
+
 static NANOS: [AtomicU64; KINDS.len()] = [const { AtomicU64::new(0) }; KINDS.len()];
 static COUNTS: [AtomicU64; 3] = [const { AtomicU64::new(0) }; 3];
+/// Bytes read, by phase and [`Read`].
+static READ: [[AtomicU64; 2]; PHASES] = [const { [const { AtomicU64::new(0) }; 2] }; PHASES];
+/// Source pieces encoded and decoder rows stepped, and the batches and model steps they came in.
+static ROWS: [AtomicU64; PHASES] = [const { AtomicU64::new(0) }; PHASES];
+static STEPS: [AtomicU64; PHASES] = [const { AtomicU64::new(0) }; PHASES];
 static ON: AtomicBool = AtomicBool::new(false);
 /// Engines started in this process, and the compute threads they run (the report's last line:
 /// one engine serves every language pair of a run).
 static ENGINES: AtomicU64 = AtomicU64::new(0);
 static COMPUTE_THREADS: AtomicU64 = AtomicU64::new(0);
 static INIT: OnceLock<()> = OnceLock::new();
+
+thread_local! {
+    /// The outer kind this thread's [`Timer`] is in (encoder or decoder), which [`read`] counts for.
+    static PHASE: Cell<usize> = const { Cell::new(NO_PHASE) };
+}
 
 /// Turns profiling on when `RESEAM_MT_PROFILE` is set to anything but `0` (read once).
 pub fn init_from_env() -> bool {
@@ -116,13 +155,43 @@ impl Drop for Timer {
     fn drop(&mut self) {
         if let Some((k, t)) = self.0 {
             NANOS[k as usize].fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            if phase_of(k).is_some() {
+                PHASE.set(NO_PHASE);
+            }
         }
     }
 }
 
 #[inline]
 pub fn time(kind: Kind) -> Timer {
-    Timer(enabled().then(|| (kind, Instant::now())))
+    Timer(enabled().then(|| {
+        if let Some(p) = phase_of(kind) {
+            PHASE.set(p);
+        }
+        (kind, Instant::now())
+    }))
+}
+
+/// Counts `bytes` read as `what` in the encoder or decoder this thread is timing (nothing
+/// outside them, or when profiling is off).
+#[inline]
+pub fn read(what: Read, bytes: usize) {
+    if enabled() {
+        let p = PHASE.get();
+        if p < PHASES {
+            READ[p][what as usize].fetch_add(bytes as u64, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Counts one encoder batch of `rows` source pieces or one model's decoder step of `rows` rows
+/// (`kind` [`Kind::Encoder`] or [`Kind::Decoder`]).
+#[inline]
+pub fn rows(kind: Kind, rows: usize) {
+    if let (true, Some(p)) = (enabled(), phase_of(kind)) {
+        ROWS[p].fetch_add(rows as u64, Ordering::Relaxed);
+        STEPS[p].fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// Adds `d` to `kind` (for spans not timed by one guard).
@@ -177,12 +246,39 @@ pub fn report() -> String {
     out.push_str(&format!(
         "  output rows: {full} log-softmaxed, {raw} chosen from the raw logits; sentences replayed: {replays}\n"
     ));
+    out.push_str(&reads());
     out.push_str(&format!(
         "  engines started: {}, compute threads: {}\n",
         ENGINES.load(Ordering::Relaxed),
         COMPUTE_THREADS.load(Ordering::Relaxed)
     ));
     out
+}
+
+/// The report's lines on bytes read per source piece and per decoder row.
+fn reads() -> String {
+    let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+    let gb = |b: u64| b as f64 * 1e-9;
+    let per = |b: u64, n: u64| if n > 0 { format!("{:.1} KB", b as f64 * 1e-3 / n as f64) } else { "-".into() };
+    let [enc, dec] = [0, 1].map(|p| (load(&READ[p][0]), load(&READ[p][1]), load(&ROWS[p]), load(&STEPS[p])));
+    let steps_per = |rows: u64, steps: u64| if steps > 0 { rows as f64 / steps as f64 } else { 0.0 };
+    format!(
+        "  encoder read {:.2} GB of weights: {} a source piece ({} pieces in {} batches, {:.1} a batch)\n  \
+         decoder read {:.2} GB of weights: {} a row ({} rows in {} model steps, {:.1} a step);\n    \
+         and {:.2} GB of cross-attention keys and values: {} a row\n",
+        gb(enc.0),
+        per(enc.0, enc.2),
+        enc.2,
+        enc.3,
+        steps_per(enc.2, enc.3),
+        gb(dec.0),
+        per(dec.0, dec.2),
+        dec.2,
+        dec.3,
+        steps_per(dec.2, dec.3),
+        gb(dec.1),
+        per(dec.1, dec.2),
+    )
 }
 
 #[cfg(test)]
@@ -205,5 +301,39 @@ mod tests {
         let r = report();
         assert!(r.contains("shortlist"), "{r}");
         assert!(r.contains("all products"), "{r}");
+    }
+
+    #[test]
+    fn reads_count_for_the_phase_being_timed() {
+        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let dec = || (load(&READ[1][0]), load(&READ[1][1]), load(&ROWS[1]), load(&STEPS[1]));
+        let enc_weights = || load(&READ[0][0]);
+        // Other tests may count while profiling is on; a distinctive amount tells this one's.
+        const BIG: usize = 1 << 40;
+        ON.store(true, Ordering::Relaxed);
+        let (before, enc_before) = (dec(), enc_weights());
+        read(Read::Weights, BIG);
+        {
+            let _t = time(Kind::Decoder);
+            rows(Kind::Decoder, 3);
+            read(Read::Weights, 3 * BIG);
+            read(Read::KeysValues, 5 * BIG);
+        }
+        read(Read::KeysValues, BIG);
+        {
+            let _t = time(Kind::Encoder);
+            read(Read::Weights, 7 * BIG);
+        }
+        ON.store(false, Ordering::Relaxed);
+        let after = dec();
+        let big = BIG as u64;
+        // Outside a decoder or encoder timer, nothing is counted; inside, for its phase only.
+        assert_eq!((after.0 - before.0) / big, 3);
+        assert_eq!((after.1 - before.1) / big, 5);
+        assert!(after.2 - before.2 >= 3 && after.3 > before.3);
+        assert_eq!((enc_weights() - enc_before) / big, 7);
+        let r = report();
+        assert!(r.contains("decoder read") && r.contains("a row"), "{r}");
+        assert!(r.contains("cross-attention keys and values"), "{r}");
     }
 }

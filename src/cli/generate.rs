@@ -230,7 +230,9 @@ fn environment(cmd: &Command, path: &[String]) -> Vec<(String, String)> {
     if matches!(sub, "translate" | "serve") || mode == "translate" {
         out.push((
             "RESEAM_MT_PROFILE".into(),
-            "1: at exit, seconds per kind of operation (encoder, decoder, products, attention, ...) on stderr.".into(),
+            "1: at exit, seconds per kind of operation (encoder, decoder, products, attention, ...) and the \
+             bytes of weights read per source piece and per decoder row, on stderr."
+                .into(),
         ));
     }
     if models || sub == "speculate" || sub.is_empty() {

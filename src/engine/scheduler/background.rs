@@ -31,6 +31,7 @@ pub(super) type Entered = Result<(Slot, Meta), (Owner, EngineError)>;
 pub(super) fn enter(rt: &Runtime, buf: &mut Buffers, model: &Model, incoming: Vec<Entering>, out: &mut Vec<Entered>) {
     let _t = profile::time(Kind::Encoder);
     let srcs: Vec<&[u32]> = incoming.iter().map(|(u, ..)| u.src.as_slice()).collect();
+    profile::rows(Kind::Encoder, srcs.iter().map(|s| s.len()).sum());
     match model.marian.encode(rt, buf.workspace(), &srcs) {
         Ok(encoded) => {
             for (enc, (unit, opts, light)) in encoded.into_iter().zip(incoming) {

@@ -126,6 +126,7 @@ impl Part {
                 let active = lane.slice(heavy_rows);
                 let step = {
                     let _t = profile::time(Kind::Decoder);
+                    profile::rows(Kind::Decoder, active);
                     search::step(rt, model, &mut self.buf, &mut lane.slots[..active])
                 };
                 if let Err(e) = step {

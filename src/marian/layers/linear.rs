@@ -11,6 +11,7 @@
 use std::ops::Range;
 
 use crate::pack;
+use crate::profile::{self, Read};
 use reseam_kernels::{Arithmetic, Epilogue, GemmTask, Kernels, Output, PackedB, QuantizedA, Scale, ShapeError};
 
 /// A product with at least this many multiply-adds is cut by columns when no thread waits for
@@ -56,6 +57,7 @@ impl<'k> Products<'k> {
 
     /// `out = epilogue(a · b)`.
     pub fn gemm(&self, a: &QuantizedA, b: &PackedB, ep: &Epilogue, out: &mut Output) -> Result<(), ShapeError> {
+        profile::read(Read::Weights, b.k_padded() * b.n());
         match self.split_over(a.rows * b.n() * b.k()) {
             Some(pool) => {
                 let task = self.kernels.task(self.arith, a, b, ep, out)?;

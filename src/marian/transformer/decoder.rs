@@ -128,6 +128,10 @@ impl Marian {
                 }
                 let st = &mut states[r];
                 let enc = &st.state().enc;
+                crate::profile::read(
+                    crate::profile::Read::KeysValues,
+                    size_of_val(&enc.keys_t[l][..]) + size_of_val(&enc.values[l][..]),
+                );
                 // Every head of the query at once: their softmaxes run side by side.
                 let a = Heads {
                     heads,

@@ -28,7 +28,7 @@ use crate::marian::layers::attention::Mkl;
 use crate::marian::layers::debug;
 use crate::marian::layers::linear::{Columns, Int8Scratch, Linear, Products};
 use crate::marian::layers::position::PositionTable;
-use crate::profile::{self, Kind};
+use crate::profile::{self, Kind, Read};
 use weights::{Embedding, Fused, Items, Norm};
 
 /// How a model's weights are stored, which decides its arithmetic.
@@ -309,6 +309,7 @@ fn linear(
     match l {
         Linear::Int8(l) => l.forward(&rt.products(), x, rows, groups, relu, out, s),
         Linear::Float(l) => {
+            profile::read(Read::Weights, size_of_val(&l.wt[..]));
             l.forward(x, rows, relu, out);
             Ok(())
         }

@@ -15,7 +15,7 @@ use reseam_kernels::{Epilogue, Kernels, Output, PackedB, QuantizedA, Scale, Shap
 
 use crate::marian::layers::linear::{ActScale, Products, dot8, dot8_rows4, dynamic_scale, prepared_bias, unquant_mult};
 use crate::pack::F32s;
-use crate::profile::{self, Kind};
+use crate::profile::{self, Kind, Read};
 
 pub enum OutputLayer {
     Int8 {
@@ -277,6 +277,8 @@ impl OutputLayer {
         let ep =
             Epilogue { zero_fix: None, scale: Scale::Uniform(unquant_mult(*qa, *qb)), bias: Some(bprep), relu: false };
         let unk = unk.filter(|&u| u < n);
+        // Counted here, on the thread timing the decoder step, not on the pool's.
+        profile::read(Read::Weights, kp * n);
         let slices = n.div_ceil(TOPS_SLICE);
         // Cut by columns over the pool's threads as `Products::gemm` cuts a large product: each
         // piece gathers the tops of its own columns, merged in column order afterwards.
@@ -369,6 +371,7 @@ impl OutputLayer {
                 let mut r0 = 0;
                 while r0 < rows {
                     if let Some(s) = short(r0) {
+                        profile::read(Read::Weights, s.ids.len() * d * size_of::<f32>());
                         let xr = &x[r0 * d..(r0 + 1) * d];
                         for (c, &id) in s.ids.iter().enumerate() {
                             let id = id as usize;
@@ -382,6 +385,7 @@ impl OutputLayer {
                         continue;
                     }
                     let m = (r0..rows.min(r0 + 4)).take_while(|&r| short(r).is_none()).count();
+                    profile::read(Read::Weights, size_of_val(&emb[..]));
                     let xs: [&[f32]; 4] = std::array::from_fn(|i| {
                         let r = r0 + i.min(m - 1);
                         &x[r * d..(r + 1) * d]
