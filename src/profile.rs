@@ -128,6 +128,9 @@ static ON: AtomicBool = AtomicBool::new(false);
 /// one engine serves every language pair of a run).
 static ENGINES: AtomicU64 = AtomicU64::new(0);
 static COMPUTE_THREADS: AtomicU64 = AtomicU64::new(0);
+/// The scheduler's rounds that ran on two compute threads or more (the report's last line: with
+/// the model steps, how many steps a round took).
+static ROUNDS: AtomicU64 = AtomicU64::new(0);
 static INIT: OnceLock<()> = OnceLock::new();
 
 thread_local! {
@@ -194,6 +197,14 @@ pub fn rows(kind: Kind, rows: usize) {
     }
 }
 
+/// Counts one round of the scheduler on two compute threads or more.
+#[inline]
+pub fn round() {
+    if enabled() {
+        ROUNDS.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
 /// Adds `d` to `kind` (for spans not timed by one guard).
 pub fn add(kind: Kind, d: std::time::Duration) {
     if enabled() {
@@ -248,9 +259,10 @@ pub fn report() -> String {
     ));
     out.push_str(&reads());
     out.push_str(&format!(
-        "  engines started: {}, compute threads: {}\n",
+        "  engines started: {}, compute threads: {}, rounds on two threads or more: {}\n",
         ENGINES.load(Ordering::Relaxed),
-        COMPUTE_THREADS.load(Ordering::Relaxed)
+        COMPUTE_THREADS.load(Ordering::Relaxed),
+        ROUNDS.load(Ordering::Relaxed)
     ));
     out
 }

@@ -322,3 +322,29 @@ fn explain_finds_where_two_outputs_part() {
     let same = explain(&model, Arithmetic::Saturating, &src[3], "We are not a long-term-term times.");
     assert_eq!(same, "the same output");
 }
+
+/// On two compute threads, with more sentences than the batches hold, the scheduler's rounds run
+/// several decoder steps each (`RESEAM_MT_PROFILE`'s model steps over its rounds; rounds of one
+/// step give two, one a part), and every line still equals Bergamot's.
+#[test]
+fn rounds_of_many_steps_keep_every_line() {
+    let t = TestDir::new();
+    let input = std::fs::read(esen().join("refs/heldout.es")).unwrap();
+    let mut c = t.cmd();
+    c.arg("translate")
+        .arg("--models")
+        .arg(esen())
+        .args(["--arithmetic", "saturating", "--threads", "2", "--batch", "8", "--raw", "--no-split", "es", "en"])
+        .env("RESEAM_MT_PROFILE", "1");
+    let out = t.run(c, &input);
+    let ours = stdout_lines(&out);
+    assert_eq!(ours, lines("heldout.bergamot-saturating.en"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let after = |what: &str, end: char| -> u64 {
+        let tail = stderr.split(what).nth(1).unwrap_or_else(|| panic!("no '{what}' in {stderr}"));
+        tail.split(end).next().and_then(|n| n.trim().parse().ok()).unwrap_or_else(|| panic!("'{what}' in {stderr}"))
+    };
+    let steps = after(" rows in ", ' ');
+    let rounds = after("rounds on two threads or more:", '\n');
+    assert!(rounds > 0 && steps >= 4 * rounds, "{steps} model steps in {rounds} rounds: {stderr}");
+}

@@ -3,7 +3,7 @@
 //! Each compute thread owns a *part*: its share of the live sentences of every model (slots),
 //! and its own working memory. One round of the loop:
 //! 1. takes in new requests (waiting only when there is no work at all);
-//! 2. admits queued chunks (while others decode, every [`ADMIT_EVERY_ROUNDS`] rounds unless on a
+//! 2. admits queued chunks (while others decode, every [`ADMIT_EVERY_STEPS`] decoder steps unless on a
 //!    server), those of the request with the fewest pieces admitted first (fair
 //!    queueing by request, see [`Lane::pop`]) and model after model in turn, into the parts with
 //!    the least work, at most MAX_BATCH live per model and compute thread and, while others
@@ -17,7 +17,8 @@
 //!    work in one part where that balance allows (each part holding some reads its weights);
 //! 5. runs every part at once: each thread encodes the chunks it was given and runs one decoder
 //!    step over each model's slots in its part (of the models whose turn it is, up to
-//!    [`turns::TURN_STEPS`] steps), without barriers inside;
+//!    [`turns::TURN_STEPS`] steps; while chunks wait for a place, up to [`ADMIT_EVERY_STEPS`]
+//!    steps, until the first part ends its steps), without barriers inside;
 //! 6. hands the finished chunks to their requests (a pivoted sentence's second stage is queued
 //!    here).
 //!
@@ -87,7 +88,7 @@ const FAIR_ENCODE_PIECES_PER_ROUND: usize = 128;
 const FAIR_TURN_TIME: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// While sentences are decoding (and models do not take turns, and no places are kept for light
-/// requests), new sentences are admitted every this many rounds, not every round: encoding
+/// requests), new sentences are admitted every this many decoder steps, not every step: encoding
 /// streams the encoder's weights through the caches, and between two encodes the decoder steps
 /// with its own weights and the sentences' keys and values warm. Measured on the 2-vCPU Zen 4
 /// (one model, alternating, 4 runs each): `bench translate`, 64 clients, 2 threads, 883 → 989
@@ -100,7 +101,17 @@ const FAIR_TURN_TIME: std::time::Duration = std::time::Duration::from_millis(10)
 /// 8.36–9.01 → 7.83–8.62 s (3 of 3). Slots emptied meanwhile wait longer, so the steps hold
 /// fewer rows; past 16 the gains were within the machine's noise. A lone sentence on an idle
 /// engine is admitted at once (nothing is decoding).
-const ADMIT_EVERY_ROUNDS: usize = 16;
+///
+/// On two compute threads or more, while chunks wait for a place, the steps between two
+/// admissions are one round, not one round each: a round's parts end together, and ending one
+/// every step cost more than its measured end (1.8–2.8% of the threads' time). On a 2-vCPU AMD
+/// EPYC Zen 3 (tiny, saturating, pairs alternated against rounds of one step): `translate
+/// --threads 2`, 3,000 lines, 0.874 (8 of 8 pairs faster), 0.968 (8 of 10) and 0.911 (7 of 8)
+/// of the time; exact 0.933 (4 of 5); `bench translate`, 64 clients, 0.860 (6 of 6) and 0.877
+/// (4 of 6), its latency under load unchanged (p50 138–152 ms both ways). With a busy loop on
+/// one of the two cores, 0.887 (4 of 4). With nothing waiting, rounds stay one step, so a
+/// sentence done is handed back at once.
+const ADMIT_EVERY_STEPS: usize = 16;
 
 /// What encoding one source piece costs, in decoder rows (one sentence's decoder step, output
 /// layer included). Measured with `RESEAM_MT_PROFILE=1` on the fixture's held-out set at
@@ -167,8 +178,10 @@ pub(crate) struct Scheduler {
     /// by [`Scheduler::turns`]; [`Scheduler::admit`], which runs before it, sees the last
     /// round's).
     taking_turns: bool,
-    /// Rounds since new sentences were last admitted (see [`ADMIT_EVERY_ROUNDS`]).
-    rounds_unadmitted: usize,
+    /// Decoder steps since new sentences were last admitted (see [`ADMIT_EVERY_STEPS`]).
+    steps_unadmitted: usize,
+    /// The steps the last round took (the most of any part's).
+    round_steps: usize,
 }
 
 impl Scheduler {
@@ -187,7 +200,8 @@ impl Scheduler {
             spare: Buffers::default(),
             light_seen: None,
             taking_turns: false,
-            rounds_unadmitted: 0,
+            steps_unadmitted: 0,
+            round_steps: 1,
         }
     }
 
@@ -272,12 +286,12 @@ impl Scheduler {
         // Not on a server, where light requests must come in at once, nor while models take turns
         // (a round is then a turn of many steps).
         if decoding && self.opts.light_places == 0 && !self.taking_turns {
-            self.rounds_unadmitted += 1;
-            if self.rounds_unadmitted < ADMIT_EVERY_ROUNDS {
+            self.steps_unadmitted += self.round_steps.max(1);
+            if self.steps_unadmitted < ADMIT_EVERY_STEPS {
                 return;
             }
         }
-        self.rounds_unadmitted = 0;
+        self.steps_unadmitted = 0;
         let mut budget = if self.opts.light_places > 0 {
             FAIR_ENCODE_PIECES_PER_ROUND
         } else if decoding {
@@ -373,10 +387,15 @@ impl Scheduler {
         let on: Vec<bool> = self.lanes.iter().map(|l| l.turn.on).collect();
         let on = &on[..];
         let steps = match (self.taking_turns, self.opts.light_places > 0) {
-            (false, _) => Steps { max: 1, until: None },
-            (true, false) => Steps { max: turns::TURN_STEPS, until: None },
-            (true, true) => Steps { max: turns::TURN_STEPS, until: Some(std::time::Instant::now() + FAIR_TURN_TIME) },
+            (false, _) => Steps::ONE,
+            (true, false) => Steps { max: turns::TURN_STEPS, until: None, stop: None },
+            (true, true) => {
+                Steps { max: turns::TURN_STEPS, until: Some(std::time::Instant::now() + FAIR_TURN_TIME), stop: None }
+            }
         };
+        // Chunks wait for a place (more work than the batches hold): see `many` below.
+        let backlog = self.lanes.iter().any(|l| !l.pending.is_empty());
+        self.round_steps = 1;
         let parts = &mut self.parts;
         // Large products are cut by columns over the compute threads, in both modes below: in
         // latency mode for the one part with work, in rounds so that a thread done with its part
@@ -428,13 +447,27 @@ impl Scheduler {
             // a server), a part that has waited STALLED for another's step steps its own sentences
             // again (see `stalled`).
             let extra = spin && steps.max == 1 && heavy_rows == usize::MAX && self.opts.light_places == 0;
+            // Such rounds, while chunks wait for a place, run up to ADMIT_EVERY_STEPS steps (the
+            // steps between two admissions): the first part to end its steps (having had rows)
+            // sets `stop`, and the others end theirs after the step in progress. See
+            // ADMIT_EVERY_STEPS for why.
+            let stop = AtomicBool::new(false);
+            let many = extra && backlog;
+            let round_steps =
+                if many { Steps { max: ADMIT_EVERY_STEPS, until: None, stop: Some(&stop) } } else { steps };
+            let taken = AtomicUsize::new(1);
             let left = AtomicUsize::new(parts.len());
-            let (rt, left) = (&rt, &left);
+            let (rt, left, stop, taken) = (&rt, &left, &stop, &taken);
+            profile::round();
             let round = profile::enabled().then(std::time::Instant::now);
             self.pool.install(|| {
                 parts.par_iter_mut().for_each(|p| {
                     let t = round.map(|_| std::time::Instant::now());
-                    p.work(rt, models, on, steps, heavy_rows);
+                    let had = p.rows_on(on) > 0;
+                    taken.fetch_max(p.work(rt, models, on, round_steps, heavy_rows), Ordering::Relaxed);
+                    if had {
+                        stop.store(true, Ordering::Release);
+                    }
                     if let Some(t) = t {
                         p.worked = t.elapsed();
                     }
@@ -442,13 +475,14 @@ impl Scheduler {
                     if spin {
                         let more = extra && p.rows_on(on) > 0;
                         let took = stalled(p, left, more, round.is_some(), |p| {
-                            p.work(rt, models, on, steps, heavy_rows);
+                            p.work(rt, models, on, Steps::ONE, heavy_rows);
                             p.rows_on(on) > 0
                         });
                         p.worked += took;
                     }
                 })
             });
+            self.round_steps = taken.load(Ordering::Relaxed);
             if let Some(round) = round {
                 let wall = round.elapsed();
                 profile::add(Kind::RoundEnd, parts.iter().map(|p| wall.saturating_sub(p.worked)).sum());

@@ -2,6 +2,7 @@
 //! sentences, its working memory, and the work it does in a round.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::background::{self, Entering};
 use super::{ENCODE_COST_PER_PIECE, place};
@@ -13,11 +14,26 @@ use crate::marian::transformer::Runtime;
 use crate::profile::{self, Kind};
 
 /// The decoder steps a model takes in this round: at most `max`, and no more once `until` has
-/// passed (after the first).
+/// passed or `stop` is set (after the first).
 #[derive(Clone, Copy)]
-pub(super) struct Steps {
+pub(super) struct Steps<'a> {
     pub(super) max: usize,
     pub(super) until: Option<std::time::Instant>,
+    /// Set by the first part to end its steps in a round of many (see `Scheduler::compute`).
+    pub(super) stop: Option<&'a AtomicBool>,
+}
+
+impl Steps<'_> {
+    /// One step, as a round takes when nothing ends it early.
+    pub(super) const ONE: Steps<'static> = Steps { max: 1, until: None, stop: None };
+
+    /// Whether step `n` (from 0) is not to be taken: every model takes its first.
+    fn over(&self, n: usize) -> bool {
+        n >= self.max
+            || (n > 0
+                && (self.until.is_some_and(|t| std::time::Instant::now() >= t)
+                    || self.stop.is_some_and(|s| s.load(Ordering::Acquire))))
+    }
 }
 
 /// One model's share in one part.
@@ -99,8 +115,17 @@ impl Part {
     /// For each model whose turn it is (`on`, by lane), encodes what came in, then runs `steps`
     /// decoder steps over its slots (fewer once they are done; only some of the heavy requests'
     /// ones each step, see [`PartLane::slice`]). The others' sentences wait, those to encode
-    /// too: they are encoded in one batch when the model's turn comes.
-    pub(super) fn work(&mut self, rt: &Runtime, models: &[Arc<Model>], on: &[bool], steps: Steps, heavy_rows: usize) {
+    /// too: they are encoded in one batch when the model's turn comes. Returns the most steps
+    /// a model took.
+    pub(super) fn work(
+        &mut self,
+        rt: &Runtime,
+        models: &[Arc<Model>],
+        on: &[bool],
+        steps: Steps,
+        heavy_rows: usize,
+    ) -> usize {
+        let mut taken = 0;
         for (l, lane) in self.lanes.iter_mut().enumerate() {
             if !on[l] {
                 continue;
@@ -119,10 +144,10 @@ impl Part {
                     }
                 }
             }
-            for n in 0..steps.max {
-                if lane.slots.is_empty() || (n > 0 && steps.until.is_some_and(|t| std::time::Instant::now() >= t)) {
-                    break;
-                }
+            let mut n = 0;
+            while !lane.slots.is_empty() && !steps.over(n) {
+                n += 1;
+                taken = taken.max(n);
                 let active = lane.slice(heavy_rows);
                 let step = {
                     let _t = profile::time(Kind::Decoder);
@@ -149,5 +174,6 @@ impl Part {
                 }
             }
         }
+        taken
     }
 }
