@@ -103,8 +103,9 @@ const FAIR_TURN_TIME: std::time::Duration = std::time::Duration::from_millis(10)
 /// engine is admitted at once (nothing is decoding).
 ///
 /// On two compute threads or more, while chunks wait for a place, the steps between two
-/// admissions are one round, not one round each: a round's parts end together, and ending one
-/// every step cost more than its measured end (1.8–2.8% of the threads' time). On a 2-vCPU AMD
+/// admissions are one round, not one round each: a round's parts end together, and ending them
+/// together after every step cost more than the round's end that the profile measured (1.8–2.8%
+/// of the threads' time; where the rest went is not pinned down). On a 2-vCPU AMD
 /// EPYC Zen 3 (tiny, saturating, pairs alternated against rounds of one step): `translate
 /// --threads 2`, 3,000 lines, 0.874 (8 of 8 pairs faster), 0.968 (8 of 10) and 0.911 (7 of 8)
 /// of the time; exact 0.933 (4 of 5); `bench translate`, 64 clients, 0.860 (6 of 6) and 0.877
@@ -453,8 +454,7 @@ impl Scheduler {
             // ADMIT_EVERY_STEPS for why.
             let stop = AtomicBool::new(false);
             let many = extra && backlog;
-            let round_steps =
-                if many { Steps { max: ADMIT_EVERY_STEPS, until: None, stop: Some(&stop) } } else { steps };
+            let round_of = if many { Steps { max: ADMIT_EVERY_STEPS, until: None, stop: Some(&stop) } } else { steps };
             let taken = AtomicUsize::new(1);
             let left = AtomicUsize::new(parts.len());
             let (rt, left, stop, taken) = (&rt, &left, &stop, &taken);
@@ -464,7 +464,7 @@ impl Scheduler {
                 parts.par_iter_mut().for_each(|p| {
                     let t = round.map(|_| std::time::Instant::now());
                     let had = p.rows_on(on) > 0;
-                    taken.fetch_max(p.work(rt, models, on, round_steps, heavy_rows), Ordering::Relaxed);
+                    taken.fetch_max(p.work(rt, models, on, round_of, heavy_rows), Ordering::Relaxed);
                     if had {
                         stop.store(true, Ordering::Release);
                     }
