@@ -6,7 +6,7 @@ use std::process::Output;
 
 use reseam::translate::{ArithmeticChoice, TranslateOptions, Translator};
 
-use crate::common::TestDir;
+use crate::common::{TestDir, profile_number};
 use crate::engine::esen;
 
 /// The fixture's posts that hold line breaks.
@@ -224,13 +224,7 @@ fn auto_over_several_languages_runs_one_engine_and_equals_each_language_alone() 
     let (out, stderr) = run("auto", &all);
     assert!(stderr.contains("engines started: 1, compute threads: 2"), "{stderr}");
     // The bytes the decoder read: a model step's weights, counted for its rows.
-    let rows: u64 = stderr
-        .split("decoder read ")
-        .nth(1)
-        .and_then(|t| t.split(" rows in").next())
-        .and_then(|t| t.rsplit('(').next())
-        .and_then(|t| t.parse().ok())
-        .unwrap_or_else(|| panic!("no decoder rows in {stderr}"));
+    let rows = profile_number(&stderr, " a row (", ' ');
     assert!(rows >= posts.len() as u64, "{stderr}");
     let got: Vec<&str> = out.lines().collect();
     assert_eq!(got.len(), posts.len(), "{out}");

@@ -8,7 +8,7 @@ use reseam::marian::search::choose;
 use reseam::marian::transformer::{Runtime, StepInput, Workspace};
 use reseam_kernels::Arithmetic;
 
-use crate::common::TestDir;
+use crate::common::{TestDir, profile_number};
 use crate::engine::{esen, files, kernels, lines};
 
 fn translate(t: &TestDir, args: &[&str], stdin: &[u8]) -> Output {
@@ -340,11 +340,7 @@ fn rounds_of_many_steps_keep_every_line() {
     let ours = stdout_lines(&out);
     assert_eq!(ours, lines("heldout.bergamot-saturating.en"));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let after = |what: &str, end: char| -> u64 {
-        let tail = stderr.split(what).nth(1).unwrap_or_else(|| panic!("no '{what}' in {stderr}"));
-        tail.split(end).next().and_then(|n| n.trim().parse().ok()).unwrap_or_else(|| panic!("'{what}' in {stderr}"))
-    };
-    let steps = after(" rows in ", ' ');
-    let rounds = after("rounds on two threads or more:", '\n');
+    let steps = profile_number(&stderr, " rows in ", ' ');
+    let rounds = profile_number(&stderr, "rounds on two threads or more:", '\n');
     assert!(rounds > 0 && steps >= 4 * rounds, "{steps} model steps in {rounds} rounds: {stderr}");
 }

@@ -69,3 +69,14 @@ impl TestDir {
         out
     }
 }
+
+/// The number in a `RESEAM_MT_PROFILE` report (`report`, the command's stderr) right after the
+/// first `label` and up to `end`; panics with the report when there is none.
+pub fn profile_number(report: &str, label: &str, end: char) -> u64 {
+    report
+        .split(label)
+        .nth(1)
+        .and_then(|t| t.split(end).next())
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no number after '{label}' in the profile: {report}"))
+}
