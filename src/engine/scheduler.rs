@@ -43,7 +43,6 @@ use std::sync::mpsc::{self, RecvTimeoutError, TryRecvError};
 use reseam_kernels::Kernels;
 
 use super::jobs::{Jobs, Queued};
-use super::registry::Note;
 use super::{EngineError, EngineOptions, Request};
 use crate::marian::Model;
 use crate::marian::search::Buffers;

@@ -1,6 +1,6 @@
 //! The compute threads: a rayon pool, its threads pinned to cores when the operator asks.
 
-use super::Note;
+use crate::engine::registry::Note;
 
 /// The compute threads.
 pub(crate) fn pool(
