@@ -116,7 +116,7 @@ impl Part {
     /// decoder steps over its slots (fewer once they are done; only some of the heavy requests'
     /// ones each step, see [`PartLane::slice`]). The others' sentences wait, those to encode
     /// too: they are encoded in one batch when the model's turn comes. Returns the most steps
-    /// a model took.
+    /// a model took. The order of the models' steps: see [`take_steps`].
     pub(super) fn work(
         &mut self,
         rt: &Runtime,
@@ -125,55 +125,155 @@ impl Part {
         steps: Steps,
         heavy_rows: usize,
     ) -> usize {
-        let mut taken = 0;
-        for (l, lane) in self.lanes.iter_mut().enumerate() {
+        let Part { buf, lanes, done, failed, .. } = self;
+        take_steps(lanes.len(), steps, |l| {
+            let lane = &mut lanes[l];
             if !on[l] {
-                continue;
+                return false;
             }
             let model = &models[l];
             if !lane.incoming.is_empty() {
                 let mut entered = Vec::with_capacity(lane.incoming.len());
-                background::enter(rt, &mut self.buf, model, std::mem::take(&mut lane.incoming), &mut entered);
+                background::enter(rt, buf, model, std::mem::take(&mut lane.incoming), &mut entered);
                 for e in entered {
                     match e {
                         Ok((slot, meta)) => {
                             lane.slots.push(slot);
                             lane.meta.push(meta);
                         }
-                        Err((owner, e)) => self.failed.push((owner, e)),
+                        Err((owner, e)) => failed.push((owner, e)),
                     }
                 }
             }
+            if lane.slots.is_empty() {
+                return false;
+            }
+            let active = lane.slice(heavy_rows);
+            let step = {
+                let _t = profile::time(Kind::Decoder);
+                profile::rows(Kind::Decoder, active);
+                search::step(rt, model, buf, &mut lane.slots[..active])
+            };
+            if let Err(e) = step {
+                let msg = format!("{:#}", anyhow::Error::from(e));
+                for m in lane.meta.drain(..) {
+                    failed.push((m.owner, EngineError::Internal(msg.clone())));
+                }
+                lane.slots.clear();
+                return true;
+            }
+            let mut i = 0;
+            while i < lane.slots.len() {
+                if lane.slots[i].is_done() {
+                    let owner = lane.meta.swap_remove(i).owner;
+                    let (out, weights) = lane.slots.swap_remove(i).into_parts();
+                    done.push((owner, out, weights));
+                } else {
+                    i += 1;
+                }
+            }
+            true
+        })
+    }
+}
+
+/// Takes a part's decoder steps over its `lanes` (models) in a round and returns the most one
+/// lane took. `step(l)` encodes lane `l`'s incoming sentences, if any, then takes one decoder
+/// step of its slots and returns `true`, or returns `false` when it has none (or is not on
+/// turn); every lane is asked at least once, so each encodes what came in.
+///
+/// A model's turn (`steps.stop` not set) takes each lane's steps one after the other: its
+/// weights stay in the caches from one step to the next. A round of many steps, which ends when
+/// the first part ends its own (`steps.stop`), takes the lanes' steps in turn, one each: lane
+/// after lane, the lane asked last got fewer steps whenever another part ended first, and always
+/// the same one, so its model's sentences waited longer for nothing; in turn, the lanes' steps
+/// differ by one at most. Such rounds come only without turns, at most as many models with work
+/// as compute threads, so a part holds a few models whose weights all stay in L3 either way.
+fn take_steps(lanes: usize, steps: Steps, mut step: impl FnMut(usize) -> bool) -> usize {
+    let mut taken = 0;
+    if steps.stop.is_none() {
+        for l in 0..lanes {
             let mut n = 0;
-            while !lane.slots.is_empty() && !steps.over(n) {
+            while !steps.over(n) && step(l) {
                 n += 1;
-                taken = taken.max(n);
-                let active = lane.slice(heavy_rows);
-                let step = {
-                    let _t = profile::time(Kind::Decoder);
-                    profile::rows(Kind::Decoder, active);
-                    search::step(rt, model, &mut self.buf, &mut lane.slots[..active])
-                };
-                if let Err(e) = step {
-                    let msg = format!("{:#}", anyhow::Error::from(e));
-                    for m in lane.meta.drain(..) {
-                        self.failed.push((m.owner, EngineError::Internal(msg.clone())));
-                    }
-                    lane.slots.clear();
-                    break;
-                }
-                let mut i = 0;
-                while i < lane.slots.len() {
-                    if lane.slots[i].is_done() {
-                        let owner = lane.meta.swap_remove(i).owner;
-                        let (out, weights) = lane.slots.swap_remove(i).into_parts();
-                        self.done.push((owner, out, weights));
-                    } else {
-                        i += 1;
-                    }
-                }
+            }
+            taken = taken.max(n);
+        }
+        return taken;
+    }
+    let mut n = 0;
+    loop {
+        let mut any = false;
+        for l in 0..lanes {
+            if steps.over(n) {
+                return taken;
+            }
+            if step(l) {
+                any = true;
+                taken = n + 1;
             }
         }
-        taken
+        if !any {
+            return taken;
+        }
+        n += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use super::{Steps, take_steps};
+
+    /// Runs [`take_steps`] over lanes holding `left[l]` steps of work, the other part ending
+    /// (setting `stop`) after `stop_after` steps of this one; returns the lanes in the order
+    /// they stepped.
+    fn order(left: &[usize], max: usize, stop_after: Option<usize>) -> (Vec<usize>, usize) {
+        let stop = AtomicBool::new(false);
+        let steps = Steps { max, until: None, stop: stop_after.map(|_| &stop) };
+        let mut left = left.to_vec();
+        let mut order = Vec::new();
+        let taken = take_steps(left.len(), steps, |l| {
+            if left[l] == 0 {
+                return false;
+            }
+            left[l] -= 1;
+            order.push(l);
+            if Some(order.len()) == stop_after {
+                stop.store(true, Ordering::Release);
+            }
+            true
+        });
+        (order, taken)
+    }
+
+    fn order_of(left: &[usize], max: usize, stop_after: Option<usize>) -> Vec<usize> {
+        order(left, max, stop_after).0
+    }
+
+    #[test]
+    fn a_turn_takes_each_models_steps_together() {
+        let (o, taken) = order(&[3, 0, 2], 64, None);
+        assert_eq!(o, [0, 0, 0, 2, 2]);
+        assert_eq!(taken, 3);
+        // At most `max` steps each.
+        assert_eq!(order_of(&[5, 4], 2, None), [0, 0, 1, 1]);
+    }
+
+    #[test]
+    fn a_round_of_many_steps_takes_the_models_in_turn() {
+        // Nothing stops it: every lane to its end or `max`, in turn.
+        let (o, taken) = order(&[3, 1, 2], 16, Some(usize::MAX));
+        assert_eq!(o, [0, 1, 2, 0, 2, 0]);
+        assert_eq!(taken, 3);
+        assert_eq!(order_of(&[20, 20], 3, Some(usize::MAX)), [0, 1, 0, 1, 0, 1]);
+        // The other part ends after this one's fifth step: the lanes' steps differ by one at
+        // most (lane after lane, lane 1 would have had none past its first).
+        let (o, taken) = order(&[10, 10], 16, Some(5));
+        assert_eq!(o, [0, 1, 0, 1, 0]);
+        assert_eq!(taken, 3);
+        // Every lane takes its first step, whenever the stop comes.
+        assert_eq!(order_of(&[10, 10, 10], 16, Some(1)), [0, 1, 2]);
     }
 }
