@@ -10,6 +10,11 @@
 //! few sentences each, a model step's weights are read for a few rows; these figures say how
 //! many bytes a token costs. They count what is read, not where from: which of it comes from
 //! memory rather than the caches would take hardware counters, which a VM rarely has.
+//!
+//! And the products' multiply-adds ([`macs`]) by phase, the encoder's and decoder's layers apart
+//! from the output layer, with the rate the timing thread saw: at one compute thread, the rate
+//! the kernels ran at in the engine, to set beside `bench-gemm`'s peak and its rate over one hot
+//! weight matrix (where the products lose to the caches, the difference shows).
 
 use std::cell::Cell;
 use std::sync::OnceLock;
@@ -123,6 +128,11 @@ static READ: [[AtomicU64; 2]; PHASES] = [const { [const { AtomicU64::new(0) }; 2
 /// Source pieces encoded and decoder rows stepped, and the batches and model steps they came in.
 static ROWS: [AtomicU64; PHASES] = [const { AtomicU64::new(0) }; PHASES];
 static STEPS: [AtomicU64; PHASES] = [const { AtomicU64::new(0) }; PHASES];
+/// Multiply-adds by phase, of the layers' products ([`Kind::Products`]) and the output layer's
+/// ([`Kind::OutputProduct`]); and the layers' product time by phase (the output layer's is all
+/// the decoder's).
+static MACS: [[AtomicU64; 2]; PHASES] = [const { [const { AtomicU64::new(0) }; 2] }; PHASES];
+static PRODUCT_NANOS: [AtomicU64; PHASES] = [const { AtomicU64::new(0) }; PHASES];
 static ON: AtomicBool = AtomicBool::new(false);
 /// Engines started in this process, and the compute threads they run (the report's last line:
 /// one engine serves every language pair of a run).
@@ -136,6 +146,9 @@ static INIT: OnceLock<()> = OnceLock::new();
 thread_local! {
     /// The outer kind this thread's [`Timer`] is in (encoder or decoder), which [`read`] counts for.
     static PHASE: Cell<usize> = const { Cell::new(NO_PHASE) };
+    /// Whether this thread's innermost product timer is the output layer's, which [`macs`]
+    /// counts for (the output layer's product goes through the same `gemm` as the layers').
+    static IN_OUTPUT: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Turns profiling on when `RESEAM_MT_PROFILE` is set to anything but `0` (read once).
@@ -157,7 +170,17 @@ pub struct Timer(Option<(Kind, Instant)>);
 impl Drop for Timer {
     fn drop(&mut self) {
         if let Some((k, t)) = self.0 {
-            NANOS[k as usize].fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            let nanos = t.elapsed().as_nanos() as u64;
+            NANOS[k as usize].fetch_add(nanos, Ordering::Relaxed);
+            match k {
+                Kind::Products => {
+                    if let Some(p) = PRODUCT_NANOS.get(PHASE.get()) {
+                        p.fetch_add(nanos, Ordering::Relaxed);
+                    }
+                }
+                Kind::OutputProduct => IN_OUTPUT.set(false),
+                _ => {}
+            }
             if phase_of(k).is_some() {
                 PHASE.set(NO_PHASE);
             }
@@ -170,6 +193,9 @@ pub fn time(kind: Kind) -> Timer {
     Timer(enabled().then(|| {
         if let Some(p) = phase_of(kind) {
             PHASE.set(p);
+        }
+        if kind == Kind::OutputProduct {
+            IN_OUTPUT.set(true);
         }
         (kind, Instant::now())
     }))
@@ -184,6 +210,27 @@ pub fn read(what: Read, bytes: usize) {
         if p < PHASES {
             READ[p][what as usize].fetch_add(bytes as u64, Ordering::Relaxed);
         }
+    }
+}
+
+/// Counts `n` multiply-adds of a product in the encoder or decoder this thread is timing, as the
+/// output layer's inside an output-product timer, else as a layer's.
+#[inline]
+pub fn macs(n: usize) {
+    if enabled() {
+        let p = PHASE.get();
+        if p < PHASES {
+            MACS[p][IN_OUTPUT.get() as usize].fetch_add(n as u64, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Counts `n` multiply-adds of the output layer's product in the decoder this thread is timing,
+/// for a product whose pieces are timed elsewhere (on the pool's threads).
+#[inline]
+pub fn output_macs(n: usize) {
+    if enabled() && PHASE.get() < PHASES {
+        MACS[PHASE.get()][1].fetch_add(n as u64, Ordering::Relaxed);
     }
 }
 
@@ -258,6 +305,7 @@ pub fn report() -> String {
         "  output rows: {full} log-softmaxed, {raw} chosen from the raw logits; sentences replayed: {replays}\n"
     ));
     out.push_str(&reads());
+    out.push_str(&multiply_adds(t[Kind::OutputProduct as usize].1));
     out.push_str(&format!(
         "  engines started: {}, compute threads: {}, rounds on two threads or more: {}\n",
         ENGINES.load(Ordering::Relaxed),
@@ -293,6 +341,23 @@ fn reads() -> String {
     )
 }
 
+/// The report's lines on the products' multiply-adds and their rate by phase; `output_s` is the
+/// output layer's product time.
+fn multiply_adds(output_s: f64) -> String {
+    let load = |a: &AtomicU64| a.load(Ordering::Relaxed) as f64;
+    let line = |name: &str, macs: f64, s: f64| {
+        let rate = if s > 0.0 { format!("{:.1} G/s", macs * 1e-9 / s) } else { "-".into() };
+        format!("    {name:<15} {:>7.1} G in {s:.3} s: {rate}\n", macs * 1e-9)
+    };
+    let mut out = String::from(
+        "  int8 multiply-adds, at the rate the thread timing them saw (one compute thread: the kernels'):\n",
+    );
+    out.push_str(&line("encoder", load(&MACS[0][0]), load(&PRODUCT_NANOS[0]) * 1e-9));
+    out.push_str(&line("decoder layers", load(&MACS[1][0]), load(&PRODUCT_NANOS[1]) * 1e-9));
+    out.push_str(&line("output layer", load(&MACS[0][1]) + load(&MACS[1][1]), output_s));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -316,25 +381,41 @@ mod tests {
     }
 
     #[test]
-    fn reads_count_for_the_phase_being_timed() {
+    fn reads_and_multiply_adds_count_for_the_phase_being_timed() {
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
         let dec = || (load(&READ[1][0]), load(&READ[1][1]), load(&ROWS[1]), load(&STEPS[1]));
         let enc_weights = || load(&READ[0][0]);
+        let macs_now = || [load(&MACS[0][0]), load(&MACS[0][1]), load(&MACS[1][0]), load(&MACS[1][1])];
         // Other tests may count while profiling is on; a distinctive amount tells this one's.
         const BIG: usize = 1 << 40;
         ON.store(true, Ordering::Relaxed);
-        let (before, enc_before) = (dec(), enc_weights());
+        let (before, enc_before, macs_before) = (dec(), enc_weights(), macs_now());
+        let dec_product_s = load(&PRODUCT_NANOS[1]);
         read(Read::Weights, BIG);
+        macs(BIG);
         {
             let _t = time(Kind::Decoder);
             rows(Kind::Decoder, 3);
             read(Read::Weights, 3 * BIG);
             read(Read::KeysValues, 5 * BIG);
+            {
+                let _p = time(Kind::Products);
+                macs(2 * BIG);
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            {
+                // The output layer's product goes through the same call as a layer's.
+                let _o = time(Kind::OutputProduct);
+                macs(4 * BIG);
+            }
+            output_macs(8 * BIG);
+            macs(16 * BIG);
         }
         read(Read::KeysValues, BIG);
         {
             let _t = time(Kind::Encoder);
             read(Read::Weights, 7 * BIG);
+            macs(32 * BIG);
         }
         ON.store(false, Ordering::Relaxed);
         let after = dec();
@@ -344,8 +425,13 @@ mod tests {
         assert_eq!((after.1 - before.1) / big, 5);
         assert!(after.2 - before.2 >= 3 && after.3 > before.3);
         assert_eq!((enc_weights() - enc_before) / big, 7);
+        let grown: Vec<u64> = macs_now().iter().zip(macs_before).map(|(a, b)| (a - b) / big).collect();
+        // Encoder layers, encoder output layer (none), decoder layers, decoder output layer.
+        assert_eq!(grown, [32, 0, 2 + 16, 4 + 8]);
+        assert!(load(&PRODUCT_NANOS[1]) >= dec_product_s + 1_000_000);
         let r = report();
         assert!(r.contains("decoder read") && r.contains("a row"), "{r}");
         assert!(r.contains("cross-attention keys and values"), "{r}");
+        assert!(r.contains("int8 multiply-adds") && r.contains("decoder layers"), "{r}");
     }
 }

@@ -231,7 +231,8 @@ fn environment(cmd: &Command, path: &[String]) -> Vec<(String, String)> {
         out.push((
             "RESEAM_MT_PROFILE".into(),
             "1: at exit, seconds per kind of operation (encoder, decoder, products, attention, ...) and the \
-             bytes of weights read per source piece and per decoder row, on stderr."
+             bytes of weights read per source piece and per decoder row, and the int8 products' multiply-adds and \
+             their rate, on stderr."
                 .into(),
         ));
     }

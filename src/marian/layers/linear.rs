@@ -58,6 +58,7 @@ impl<'k> Products<'k> {
     /// `out = epilogue(a · b)`.
     pub fn gemm(&self, a: &QuantizedA, b: &PackedB, ep: &Epilogue, out: &mut Output) -> Result<(), ShapeError> {
         profile::read(Read::Weights, b.k_padded() * b.n());
+        profile::macs(a.rows * b.n() * b.k());
         match self.split_over(a.rows * b.n() * b.k()) {
             Some(pool) => {
                 let task = self.kernels.task(self.arith, a, b, ep, out)?;

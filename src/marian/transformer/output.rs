@@ -279,6 +279,7 @@ impl OutputLayer {
         let unk = unk.filter(|&u| u < n);
         // Counted here, on the thread timing the decoder step, not on the pool's.
         profile::read(Read::Weights, kp * n);
+        profile::output_macs(rows * n * b.k());
         let slices = n.div_ceil(TOPS_SLICE);
         // Cut by columns over the pool's threads as `Products::gemm` cuts a large product: each
         // piece gathers the tops of its own columns, merged in column order afterwards.
