@@ -218,10 +218,7 @@ pub fn read(what: Read, bytes: usize) {
 #[inline]
 pub fn macs(n: usize) {
     if enabled() {
-        let p = PHASE.get();
-        if p < PHASES {
-            MACS[p][IN_OUTPUT.get() as usize].fetch_add(n as u64, Ordering::Relaxed);
-        }
+        add_macs(n, IN_OUTPUT.get());
     }
 }
 
@@ -229,8 +226,15 @@ pub fn macs(n: usize) {
 /// for a product whose pieces are timed elsewhere (on the pool's threads).
 #[inline]
 pub fn output_macs(n: usize) {
-    if enabled() && PHASE.get() < PHASES {
-        MACS[PHASE.get()][1].fetch_add(n as u64, Ordering::Relaxed);
+    if enabled() {
+        add_macs(n, true);
+    }
+}
+
+fn add_macs(n: usize, output: bool) {
+    let p = PHASE.get();
+    if p < PHASES {
+        MACS[p][output as usize].fetch_add(n as u64, Ordering::Relaxed);
     }
 }
 
