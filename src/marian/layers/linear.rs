@@ -58,8 +58,9 @@ impl<'k> Products<'k> {
     /// `out = epilogue(a · b)`.
     pub fn gemm(&self, a: &QuantizedA, b: &PackedB, ep: &Epilogue, out: &mut Output) -> Result<(), ShapeError> {
         profile::read(Read::Weights, b.k_padded() * b.n());
-        profile::macs(a.rows * b.n() * b.k());
-        match self.split_over(a.rows * b.n() * b.k()) {
+        let macs = a.rows * b.n() * b.k();
+        profile::macs(macs);
+        match self.split_over(macs) {
             Some(pool) => {
                 let task = self.kernels.task(self.arith, a, b, ep, out)?;
                 let (threads, grain) = (pool.current_num_threads(), self.kernels.column_grain());

@@ -279,11 +279,12 @@ impl OutputLayer {
         let unk = unk.filter(|&u| u < n);
         // Counted here, on the thread timing the decoder step, not on the pool's.
         profile::read(Read::Weights, kp * n);
-        profile::output_macs(rows * n * b.k());
+        let macs = rows * n * b.k();
+        profile::output_macs(macs);
         let slices = n.div_ceil(TOPS_SLICE);
         // Cut by columns over the pool's threads as `Products::gemm` cuts a large product: each
         // piece gathers the tops of its own columns, merged in column order afterwards.
-        let pool = p.split_over(rows * n * b.k());
+        let pool = p.split_over(macs);
         let pieces = pool.map_or(1, |pool| pool.current_num_threads().min(slices));
         tops.resize(rows * pieces, RowTops::default());
         if slice.len() < rows * TOPS_SLICE * pieces {
